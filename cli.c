@@ -1,0 +1,1040 @@
+/*
+ * bloom: the command line.  Parses arguments, streams lines through the
+ * filter, writes results and says what went wrong.  The only file that
+ * prints or exits.
+ */
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bloom.h"
+#include "params.h"
+
+#ifndef BLOOM_VERSION_STRING
+#define BLOOM_VERSION_STRING "unknown"
+#endif
+
+#define DEFAULT_CAPACITY	1000000
+#define DEFAULT_FPR		0.01
+#define INPUT_SIZE		(1 << 20)	/* first read buffer */
+#define OUTPUT_SIZE		(1 << 18)	/* output buffer */
+
+/* Exit statuses, as grep(1) has them. */
+#define EXIT_SELECTED	0
+#define EXIT_NONE	1
+#define EXIT_TROUBLE	2
+
+enum command { CMD_CREATE, CMD_ADD, CMD_CHECK, CMD_STATS, CMD_HELP, NCMD };
+
+static const char *const command_name[NCMD] = {
+	"create", "add", "check", "stats", "help"
+};
+
+/* The SYNOPSIS of bloom(1), line for line. */
+static const char *const synopsis[NCMD] = {
+	"bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]\n"
+	"             [--seed n] filter",
+	"bloom add [-Nz] [--sync] filter [file ...]",
+	"bloom check [-cqvz] filter [file ...]",
+	"bloom stats [--json] filter",
+	"bloom help [command]",
+};
+
+static const char *const option_help[NCMD] = {
+	"Create an empty filter file sized for the given capacity and false-\n"
+	"positive rate; any two of -n, -p and -s determine the third.\n"
+	"  -n capacity  items the filter is sized for (default 1000000)\n"
+	"  -p fpr       false-positive rate at capacity (default 0.01)\n"
+	"  -s size      bytes of bit array, with suffix K, M, G or T (powers of\n"
+	"               1024); rounded down to whole 64-byte blocks\n"
+	"  -k hashes    bits per item, 1 to 32 (default: the best for the size)\n"
+	"  --seed n     hash seed (default: random)\n"
+	"  -f           replace an existing file\n",
+	"Add lines to the filter, creating it with the defaults if missing.\n"
+	"  -N, --new    write the lines that were not yet in the filter\n"
+	"  -z           lines end with NUL, not newline\n"
+	"  --sync       write the filter to stable storage before exiting\n",
+	"Write the lines that may be in the filter.\n"
+	"  -v           write the lines that are certainly not in the filter\n"
+	"  -c           write only the number of such lines\n"
+	"  -q           write nothing; the exit status tells\n"
+	"  -z           lines end with NUL, not newline\n",
+	"Describe the filter: size, fill, estimated items and error rate.\n"
+	"  --json       one JSON object instead of key: value lines\n",
+	"Describe a command, or all of them.\n",
+};
+
+static const char *progname = "bloom";
+
+/* The message SIGBUS writes: the mapped filter shrank under us. */
+static char sigbus_message[512];
+
+static void
+vwarnx(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", progname);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+static void
+warnx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarnx(fmt, ap);
+	va_end(ap);
+}
+
+static void
+errx(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarnx(fmt, ap);
+	va_end(ap);
+	exit(status);
+}
+
+static void
+print_synopsis(FILE *fp, enum command cmd, const char *lead)
+{
+	const char *s;
+
+	fputs(lead, fp);
+	for (s = synopsis[cmd]; *s != '\0'; s++) {
+		fputc(*s, fp);
+		if (*s == '\n')
+			fprintf(fp, "%*s", (int)strlen(lead), "");
+	}
+	fputc('\n', fp);
+}
+
+static void
+print_usage(FILE *fp)
+{
+	int cmd;
+
+	for (cmd = 0; cmd < NCMD; cmd++)
+		print_synopsis(fp, (enum command)cmd,
+		    cmd == 0 ? "usage: " : "       ");
+	fprintf(fp, "       bloom --version\n");
+}
+
+/* A usage error: the message, then the synopsis of cmd (or all). */
+static void
+usage_error(int cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarnx(fmt, ap);
+	va_end(ap);
+	if (cmd < 0 || cmd == CMD_HELP)
+		print_usage(stderr);
+	else
+		print_synopsis(stderr, (enum command)cmd, "usage: ");
+	exit(EXIT_TROUBLE);
+}
+
+static void
+print_help(enum command cmd)
+{
+	print_synopsis(stdout, cmd, "usage: ");
+	fputc('\n', stdout);
+	fputs(option_help[cmd], stdout);
+}
+
+static void
+print_help_all(void)
+{
+	int cmd;
+
+	print_usage(stdout);
+	fputs("\nA Bloom filter in a file: add lines, then ask whether a line "
+	    "was seen.\nFalse positives at the rate the filter was sized for;"
+	    " never a false\nnegative.  'bloom help command' or 'man bloom' "
+	    "for more.\n", stdout);
+	for (cmd = 0; cmd < CMD_HELP; cmd++)
+		printf("\n%s: %s", command_name[cmd], option_help[cmd]);
+}
+
+/* Flushes stdout and fails loudly if anything written to it was lost. */
+static int
+close_stdout(void)
+{
+	if (fflush(stdout) == EOF || ferror(stdout) || fclose(stdout) == EOF) {
+		if (errno != EPIPE)
+			warnx("write error: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int
+finish(int status)
+{
+	if (close_stdout() == -1)
+		return EXIT_TROUBLE;
+	return status;
+}
+
+/* Reports a failure of the filter at path with status s. */
+static void
+filter_error(const char *path, int s, const struct bloom_header *h)
+{
+	if (s == BLOOM_ESIZE)
+		warnx("%s: size mismatch (file is not the %" PRIu64
+		    " bytes its header says)", path, h->file_size);
+	else if (s == BLOOM_EVERSION)
+		warnx("%s: unsupported format version %" PRIu32
+		    " (this bloom reads version %d)", path, h->version,
+		    BLOOM_VERSION);
+	else
+		warnx("%s: %s", path, bloom_strerror(s));
+}
+
+/* Parses a whole unsigned decimal (or, if base is 0, 0x hex) number. */
+static int
+parse_u64(const char *s, int base, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (*s == '-' || *s == '+' || *s == '\0')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, base);
+	if (errno != 0 || *end != '\0')
+		return -1;
+	*out = (uint64_t)v;
+	return 0;
+}
+
+/* Parses a byte count with an optional K, M, G or T (1024-based) suffix. */
+static int
+parse_size(const char *s, uint64_t *out)
+{
+	static const char units[] = "KMGT";
+	const char *unit;
+	char *end;
+	unsigned long long v;
+	int shift;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0)
+		return -1;
+	shift = 0;
+	if (*end != '\0') {
+		unit = strchr(units, *end >= 'a' ? *end - 'a' + 'A' : *end);
+		if (unit == NULL || end[1] != '\0')
+			return -1;
+		shift = 10 * (int)(unit - units + 1);
+	}
+	if (v > UINT64_MAX >> shift)
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+static int
+parse_fpr(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || !(v > 0.0 && v < 1.0))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static uint64_t
+random_seed(void)
+{
+	uint64_t seed;
+
+	if (getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed)
+		errx(EXIT_TROUBLE, "cannot get a random seed: %s",
+		    strerror(errno));
+	return seed;
+}
+
+/* Creates path for p, or fails with a message; returns 0 or -1. */
+static int
+create_filter(const char *path, struct params *p, enum solve_for what,
+    uint64_t seed, int force)
+{
+	int s;
+
+	if (params_solve(p, what) == -1) {
+		if (errno == EFBIG)
+			warnx("%s: a filter for %" PRIu64 " items at fpr %g "
+			    "would exceed %" PRIu64 " TiB", path, p->capacity,
+			    p->target_fpr, NBLOCKS_MAX * BLOCK_BYTES >> 40);
+		else if (what == SOLVE_FPR)
+			warnx("%s: %" PRIu64 " items would fill %" PRIu64
+			    " bytes completely", path, p->capacity,
+			    p->nblocks * BLOCK_BYTES);
+		else
+			warnx("%s: %" PRIu64 " bytes cannot hold one item at "
+			    "fpr %g", path, p->nblocks * BLOCK_BYTES,
+			    p->target_fpr);
+		return -1;
+	}
+	s = bloom_create(path, p, seed, force);
+	if (s != BLOOM_OK) {
+		if (s == BLOOM_ERRNO && errno == EEXIST)
+			warnx("%s: file exists (use -f to replace it)", path);
+		else
+			warnx("%s: cannot create: %s", path, bloom_strerror(s));
+		return -1;
+	}
+	return 0;
+}
+
+static int
+cmd_create(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "seed", required_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct params p = { DEFAULT_CAPACITY, DEFAULT_FPR, 0, 0 };
+	uint64_t v, seed = 0, size = 0;
+	int ch, force = 0, have_n = 0, have_p = 0, have_s = 0, have_seed = 0;
+	enum solve_for what;
+
+	while ((ch = getopt_long(argc, argv, ":fk:n:p:s:", longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'f':
+			force = 1;
+			break;
+		case 'k':
+			if (parse_u64(optarg, 10, &v) == -1 || v == 0 ||
+			    v > HASHES_MAX)
+				usage_error(CMD_CREATE, "create: -k takes a "
+				    "number of hashes from 1 to %d, not '%s'",
+				    HASHES_MAX, optarg);
+			p.hashes = (unsigned)v;
+			break;
+		case 'n':
+			if (parse_u64(optarg, 10, &p.capacity) == -1 ||
+			    p.capacity == 0)
+				usage_error(CMD_CREATE, "create: -n takes a "
+				    "positive whole number, not '%s'", optarg);
+			have_n = 1;
+			break;
+		case 'p':
+			if (parse_fpr(optarg, &p.target_fpr) == -1)
+				usage_error(CMD_CREATE, "create: -p takes a "
+				    "rate between 0 and 1, not '%s'", optarg);
+			have_p = 1;
+			break;
+		case 's':
+			if (parse_size(optarg, &size) == -1 ||
+			    size < BLOCK_BYTES)
+				usage_error(CMD_CREATE, "create: -s takes a "
+				    "size of at least 64 bytes, such as 64M, "
+				    "not '%s'", optarg);
+			have_s = 1;
+			break;
+		case 'S':
+			if (parse_u64(optarg, 0, &seed) == -1)
+				usage_error(CMD_CREATE, "create: --seed takes "
+				    "a 64-bit number, not '%s'", optarg);
+			have_seed = 1;
+			break;
+		case 'h':
+			print_help(CMD_CREATE);
+			return finish(0);
+		default:
+			goto bad_option;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc != 1)
+		usage_error(CMD_CREATE, argc == 0 ? "create: no filter named" :
+		    "create: one filter at a time");
+	if (have_n && have_p && have_s)
+		usage_error(CMD_CREATE, "create: give at most two of -n, -p "
+		    "and -s");
+	what = SOLVE_SIZE;
+	if (have_s) {
+		p.nblocks = size / BLOCK_BYTES;
+		what = have_n ? SOLVE_FPR : SOLVE_CAPACITY;
+	}
+	if (!have_seed)
+		seed = random_seed();
+	if (create_filter(argv[0], &p, what, seed, force) == -1)
+		return finish(EXIT_TROUBLE);
+	return finish(0);
+
+bad_option:
+	if (ch == ':')
+		usage_error(CMD_CREATE, "create: %s needs a value",
+		    argv[optind - 1]);
+	usage_error(CMD_CREATE, "create: unknown option '%s'",
+	    argv[optind - 1]);
+	return EXIT_TROUBLE;
+}
+
+/* Buffered output written with write(2): one syscall per OUTPUT_SIZE. */
+struct output {
+	unsigned char *buf;	/* pending bytes */
+	size_t len;		/* bytes pending */
+	size_t cap;		/* size of buf */
+	int failed;		/* a write failed; errno was saved in err */
+	int err;		/* errno of the failed write */
+};
+
+static int
+write_fully(const unsigned char *p, size_t len, struct output *out)
+{
+	while (len > 0) {
+		ssize_t n = write(STDOUT_FILENO, p, len);
+
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			out->failed = 1;
+			out->err = errno;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int
+output_flush(struct output *out)
+{
+	size_t len = out->len;
+
+	out->len = 0;
+	if (out->failed)
+		return -1;
+	return write_fully(out->buf, len, out);
+}
+
+/* Appends a line and its terminator. */
+static int
+output_line(struct output *out, const unsigned char *line, size_t len,
+    unsigned char delim)
+{
+	if (out->cap - out->len <= len) {
+		if (output_flush(out) == -1)
+			return -1;
+		if (len >= out->cap) {
+			if (write_fully(line, len, out) == -1)
+				return -1;
+			len = 0;
+		}
+	}
+	memcpy(out->buf + out->len, line, len);
+	out->len += len;
+	out->buf[out->len++] = delim;
+	return 0;
+}
+
+/* One add or check run over its inputs. */
+struct job {
+	struct bloom *filter;	/* the open filter */
+	int adding;		/* add, rather than test, the keys */
+	int invert;		/* select the keys not found (check -v) */
+	int emit;		/* write the selected lines */
+	int quiet;		/* stop at the first selected line */
+	unsigned char delim;	/* line terminator */
+	struct bloom_key keys[BLOOM_BATCH];	/* the batch being gathered */
+	size_t nkeys;		/* keys in the batch */
+	uint64_t selected;	/* lines selected so far */
+	struct output out;	/* where selected lines go */
+	unsigned char *in;	/* input buffer */
+	size_t in_cap;		/* its size */
+};
+
+/*
+ * Adds or tests the gathered keys and writes the selected ones.  For add,
+ * a key is selected if it was new; for check, if it may be in the set (or,
+ * with -v, if it certainly is not).  Returns -1 if the output failed.
+ */
+static int
+run_batch(struct job *job)
+{
+	unsigned char hit[BLOOM_BATCH];
+	size_t i, n = job->nkeys;
+
+	job->nkeys = 0;
+	if (job->adding)
+		bloom_add(job->filter, job->keys, n, hit);
+	else
+		bloom_test(job->filter, job->keys, n, hit);
+	for (i = 0; i < n; i++) {
+		if (hit[i] == job->invert)
+			continue;
+		job->selected++;
+		if (job->emit && output_line(&job->out, job->keys[i].data,
+		    job->keys[i].len, job->delim) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+gather(struct job *job, const unsigned char *line, size_t len)
+{
+	job->keys[job->nkeys].data = line;
+	job->keys[job->nkeys].len = len;
+	if (++job->nkeys == BLOOM_BATCH)
+		return run_batch(job);
+	return 0;
+}
+
+/* How a stream ended. */
+enum stream_end { STREAM_DONE, STREAM_STOP, STREAM_READ_ERROR,
+    STREAM_WRITE_ERROR };
+
+/*
+ * Streams the lines of fd through the filter: reads big blocks, splits
+ * them with memchr, and processes a batch of keys at a time.  A line that
+ * does not fit the buffer grows it; a last line without a terminator is
+ * still a line.
+ */
+static enum stream_end
+stream(struct job *job, int fd)
+{
+	size_t len = 0;		/* bytes in job->in */
+	size_t scanned = 0;	/* bytes known to hold no terminator */
+	ssize_t n;
+
+	for (;;) {
+		const unsigned char *p, *end, *nl;
+		size_t start;
+
+		if (len == job->in_cap) {
+			unsigned char *bigger;
+
+			if (job->in_cap > SIZE_MAX / 2) {
+				errno = ENOMEM;
+				return STREAM_READ_ERROR;
+			}
+			bigger = realloc(job->in, job->in_cap * 2);
+			if (bigger == NULL)
+				return STREAM_READ_ERROR;
+			job->in = bigger;
+			job->in_cap *= 2;
+		}
+		n = read(fd, job->in + len, job->in_cap - len);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			return STREAM_READ_ERROR;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+
+		p = job->in;
+		end = job->in + len;
+		while ((nl = memchr(p + scanned, job->delim,
+		    (size_t)(end - p) - scanned)) != NULL) {
+			if (gather(job, p, (size_t)(nl - p)) == -1)
+				return STREAM_WRITE_ERROR;
+			p = nl + 1;
+			scanned = 0;
+		}
+		if (job->nkeys > 0 && run_batch(job) == -1)
+			return STREAM_WRITE_ERROR;
+		if (job->quiet && job->selected > 0)
+			return STREAM_STOP;
+		start = (size_t)(p - job->in);
+		len -= start;
+		memmove(job->in, p, len);
+		scanned = len;
+	}
+	if (len > 0 && (gather(job, job->in, len) == -1 ||
+	    run_batch(job) == -1))
+		return STREAM_WRITE_ERROR;
+	if (job->quiet && job->selected > 0)
+		return STREAM_STOP;
+	return STREAM_DONE;
+}
+
+static void
+on_sigbus(int sig)
+{
+	(void)sig;
+	if (write(STDERR_FILENO, sigbus_message, strlen(sigbus_message)) < 0)
+		_exit(EXIT_TROUBLE);
+	_exit(EXIT_TROUBLE);
+}
+
+/* Arms the SIGBUS handler with a message naming path. */
+static void
+guard_mapping(const char *path)
+{
+	struct sigaction sa;
+
+	snprintf(sigbus_message, sizeof sigbus_message, "%s: %s: %s\n",
+	    progname, path, bloom_strerror(BLOOM_ETRUNCATED));
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_sigbus;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
+}
+
+static const char *
+input_name(const char *file)
+{
+	return strcmp(file, "-") == 0 ? "(standard input)" : file;
+}
+
+/*
+ * Runs job over the files (standard input if none).  A file that cannot be
+ * read is reported and the others are still processed.  Returns 0, 1 if
+ * some input failed, or -1 if the output failed and the run was abandoned.
+ */
+static int
+stream_files(struct job *job, int nfiles, char **files)
+{
+	static char *stdin_only[] = { "-" };
+	int i, fd, trouble = 0;
+	enum stream_end e;
+
+	if (nfiles == 0) {
+		nfiles = 1;
+		files = stdin_only;
+	}
+	for (i = 0; i < nfiles; i++) {
+		if (strcmp(files[i], "-") == 0)
+			fd = STDIN_FILENO;
+		else if ((fd = open(files[i], O_RDONLY | O_CLOEXEC)) == -1) {
+			warnx("%s: %s", files[i], strerror(errno));
+			trouble = 1;
+			continue;
+		}
+		e = stream(job, fd);
+		if (e == STREAM_READ_ERROR) {
+			warnx("%s: read error: %s", input_name(files[i]),
+			    strerror(errno));
+			trouble = 1;
+		}
+		if (fd != STDIN_FILENO)
+			close(fd);
+		if (e == STREAM_WRITE_ERROR)
+			return -1;
+		if (e == STREAM_STOP)
+			break;
+	}
+	if (output_flush(&job->out) == -1)
+		return -1;
+	return trouble;
+}
+
+/* Reports a failed output; a closed pipe ends us quietly. */
+static void
+output_error(const struct output *out)
+{
+	if (out->err != EPIPE)
+		warnx("write error: %s", strerror(out->err));
+}
+
+static int
+job_init(struct job *job)
+{
+	job->in_cap = INPUT_SIZE;
+	job->in = malloc(job->in_cap);
+	job->out.cap = OUTPUT_SIZE;
+	job->out.buf = malloc(job->out.cap);
+	if (job->in == NULL || job->out.buf == NULL) {
+		warnx("out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+static void
+job_free(struct job *job)
+{
+	free(job->in);
+	free(job->out.buf);
+}
+
+/* Opens the filter for add, creating it with the defaults if missing. */
+static int
+open_for_add(struct bloom *b, const char *path)
+{
+	struct params p = { DEFAULT_CAPACITY, DEFAULT_FPR, 0, 0 };
+	int s;
+
+	s = bloom_open(b, path, 1);
+	if (s == BLOOM_ERRNO && errno == ENOENT) {
+		if (params_solve(&p, SOLVE_SIZE) == -1)
+			return -1;
+		s = bloom_create(path, &p, random_seed(), 0);
+		if (s == BLOOM_OK)
+			warnx("%s: created for %" PRIu64 " items at fpr %g "
+			    "(%" PRIu64 " bytes)", path, p.capacity,
+			    p.target_fpr,
+			    BLOOM_HEADER_SIZE + p.nblocks * BLOCK_BYTES);
+		else if (!(s == BLOOM_ERRNO && errno == EEXIST)) {
+			warnx("%s: cannot create: %s", path,
+			    bloom_strerror(s));
+			return -1;
+		}
+		s = bloom_open(b, path, 1);
+	}
+	if (s != BLOOM_OK) {
+		filter_error(path, s, &b->hdr);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+cmd_add(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "new", no_argument, NULL, 'N' },
+		{ "sync", no_argument, NULL, 'Y' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct bloom filter;
+	struct job job;
+	int ch, rc, sync = 0;
+
+	memset(&job, 0, sizeof job);
+	job.adding = 1;
+	job.invert = 0;
+	job.delim = '\n';
+	while ((ch = getopt_long(argc, argv, ":Nz", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'N':
+			job.emit = 1;
+			break;
+		case 'z':
+			job.delim = '\0';
+			break;
+		case 'Y':
+			sync = 1;
+			break;
+		case 'h':
+			print_help(CMD_ADD);
+			return finish(0);
+		case ':':
+			usage_error(CMD_ADD, "add: %s needs a value",
+			    argv[optind - 1]);
+			break;
+		default:
+			usage_error(CMD_ADD, "add: unknown option '%s'",
+			    argv[optind - 1]);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		usage_error(CMD_ADD, "add: no filter named");
+	if (job_init(&job) == -1 || open_for_add(&filter, argv[0]) == -1) {
+		job_free(&job);
+		return finish(EXIT_TROUBLE);
+	}
+	guard_mapping(argv[0]);
+	job.filter = &filter;
+	rc = stream_files(&job, argc - 1, argv + 1);
+	if (rc == -1)
+		output_error(&job.out);
+	if (sync && bloom_sync(&filter) != BLOOM_OK) {
+		warnx("%s: cannot sync: %s", argv[0], strerror(errno));
+		rc = -1;
+	}
+	bloom_close(&filter);
+	job_free(&job);
+	return finish(rc == 0 ? 0 : EXIT_TROUBLE);
+}
+
+static int
+cmd_check(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct bloom filter;
+	struct job job;
+	int ch, rc, s, count_only = 0;
+
+	memset(&job, 0, sizeof job);
+	job.emit = 1;
+	job.delim = '\n';
+	while ((ch = getopt_long(argc, argv, ":cqvz", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			count_only = 1;
+			break;
+		case 'q':
+			job.quiet = 1;
+			break;
+		case 'v':
+			job.invert = 1;
+			break;
+		case 'z':
+			job.delim = '\0';
+			break;
+		case 'h':
+			print_help(CMD_CHECK);
+			return finish(0);
+		case ':':
+			usage_error(CMD_CHECK, "check: %s needs a value",
+			    argv[optind - 1]);
+			break;
+		default:
+			usage_error(CMD_CHECK, "check: unknown option '%s'",
+			    argv[optind - 1]);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		usage_error(CMD_CHECK, "check: no filter named");
+	if (count_only || job.quiet)
+		job.emit = 0;
+	if (job_init(&job) == -1) {
+		job_free(&job);
+		return finish(EXIT_TROUBLE);
+	}
+	s = bloom_open(&filter, argv[0], 0);
+	if (s != BLOOM_OK) {
+		filter_error(argv[0], s, &filter.hdr);
+		job_free(&job);
+		return finish(EXIT_TROUBLE);
+	}
+	guard_mapping(argv[0]);
+	job.filter = &filter;
+	rc = stream_files(&job, argc - 1, argv + 1);
+	bloom_close(&filter);
+	job_free(&job);
+	if (rc == -1) {
+		output_error(&job.out);
+		return finish(EXIT_TROUBLE);
+	}
+	if (count_only && !job.quiet)
+		printf("%" PRIu64 "\n", job.selected);
+	/* As grep -q: a selected line wins over trouble with other input. */
+	if (job.quiet && job.selected > 0)
+		return finish(EXIT_SELECTED);
+	if (rc != 0)
+		return finish(EXIT_TROUBLE);
+	return finish(job.selected > 0 ? EXIT_SELECTED : EXIT_NONE);
+}
+
+/* What stats reports. */
+struct stats {
+	uint64_t bytes;		/* file size */
+	uint64_t bits_set;	/* bits set in the array */
+	double fill;		/* bits_set / bits */
+	double estimated_items;	/* distinct items the fill suggests */
+	double estimated_fpr;	/* false-positive rate the fill gives */
+	uint64_t inserted;	/* the header's counter */
+};
+
+static void
+json_string(const char *s)
+{
+	putchar('"');
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static void
+print_stats_json(const char *path, const struct bloom_header *h,
+    const struct stats *st)
+{
+	printf("{\"file\":");
+	json_string(path);
+	printf(",\"layout\":\"blocked512\",\"hash\":\"xxh3-64\""
+	    ",\"bytes\":%" PRIu64 ",\"bits\":%" PRIu64 ",\"hashes\":%" PRIu32
+	    ",\"seed\":%" PRIu64 ",\"capacity\":%" PRIu64
+	    ",\"target_fpr\":%.6g,\"inserted\":%" PRIu64
+	    ",\"bits_set\":%" PRIu64 ",\"fill\":%.6f"
+	    ",\"estimated_items\":%.0f,\"estimated_fpr\":%.6g}\n",
+	    st->bytes, h->nbits, h->hashes, h->seed, h->capacity,
+	    h->target_fpr, st->inserted, st->bits_set, st->fill,
+	    st->estimated_items, st->estimated_fpr);
+}
+
+static void
+print_stats_text(const char *path, const struct bloom_header *h,
+    const struct stats *st)
+{
+	printf("file: %s\n", path);
+	printf("layout: blocked512 (512-bit blocks)\n");
+	printf("hash: xxh3-64\n");
+	printf("bytes: %" PRIu64 "\n", st->bytes);
+	printf("bits: %" PRIu64 "\n", h->nbits);
+	printf("hashes: %" PRIu32 "\n", h->hashes);
+	printf("seed: %" PRIu64 "\n", h->seed);
+	printf("capacity: %" PRIu64 "\n", h->capacity);
+	printf("target_fpr: %.6g\n", h->target_fpr);
+	printf("inserted: %" PRIu64 "\n", st->inserted);
+	printf("bits_set: %" PRIu64 "\n", st->bits_set);
+	printf("fill: %.6f\n", st->fill);
+	printf("estimated_items: %.0f\n", st->estimated_items);
+	printf("estimated_fpr: %.6g\n", st->estimated_fpr);
+	if (st->estimated_items > (double)h->capacity)
+		printf("warning: over capacity: about %.0f items in a filter "
+		    "sized for %" PRIu64 "; false positives are above the "
+		    "target rate\n", st->estimated_items, h->capacity);
+}
+
+static int
+cmd_stats(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static uint64_t hist[BLOCK_BITS + 1];
+	struct bloom filter;
+	struct stats st;
+	int ch, s, json = 0;
+
+	while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'j':
+			json = 1;
+			break;
+		case 'h':
+			print_help(CMD_STATS);
+			return finish(0);
+		default:
+			usage_error(CMD_STATS, "stats: unknown option '%s'",
+			    argv[optind - 1]);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc != 1)
+		usage_error(CMD_STATS, argc == 0 ? "stats: no filter named" :
+		    "stats: one filter at a time");
+	s = bloom_open(&filter, argv[0], 0);
+	if (s != BLOOM_OK) {
+		filter_error(argv[0], s, &filter.hdr);
+		return finish(EXIT_TROUBLE);
+	}
+	guard_mapping(argv[0]);
+	st.bytes = filter.hdr.file_size;
+	st.inserted = bloom_inserted(&filter);
+	st.bits_set = bloom_fill(&filter, hist);
+	st.fill = (double)st.bits_set / (double)filter.hdr.nbits;
+	st.estimated_items = params_estimate_items(st.bits_set,
+	    filter.nblocks, filter.hashes);
+	st.estimated_fpr = params_fpr_from_hist(hist, filter.nblocks,
+	    filter.hashes);
+	if (json)
+		print_stats_json(argv[0], &filter.hdr, &st);
+	else
+		print_stats_text(argv[0], &filter.hdr, &st);
+	bloom_close(&filter);
+	return finish(0);
+}
+
+static int
+find_command(const char *name)
+{
+	int cmd;
+
+	for (cmd = 0; cmd < NCMD; cmd++)
+		if (strcmp(name, command_name[cmd]) == 0)
+			return cmd;
+	return -1;
+}
+
+static int
+cmd_help(int argc, char **argv)
+{
+	int cmd;
+
+	if (argc > 2)
+		usage_error(CMD_HELP, "help: one command at a time");
+	if (argc < 2) {
+		print_help_all();
+		return finish(0);
+	}
+	cmd = find_command(argv[1]);
+	if (cmd == -1)
+		usage_error(-1, "help: unknown command '%s'", argv[1]);
+	print_help((enum command)cmd);
+	return finish(0);
+}
+
+int
+main(int argc, char **argv)
+{
+	int cmd;
+
+	if (argc < 2)
+		usage_error(-1, "no command given");
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		print_help_all();
+		return finish(0);
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("bloom %s\n", BLOOM_VERSION_STRING);
+		return finish(0);
+	}
+	cmd = find_command(argv[1]);
+	if (cmd == -1)
+		usage_error(-1, "unknown command '%s'", argv[1]);
+	opterr = 0;
+	argc--;
+	argv++;
+	switch ((enum command)cmd) {
+	case CMD_CREATE:
+		return cmd_create(argc, argv);
+	case CMD_ADD:
+		return cmd_add(argc, argv);
+	case CMD_CHECK:
+		return cmd_check(argc, argv);
+	case CMD_STATS:
+		return cmd_stats(argc, argv);
+	case CMD_HELP:
+	case NCMD:
+		break;
+	}
+	return cmd_help(argc, argv);
+}

@@ -1,0 +1,44 @@
+/* params.h: interface of params.c, sizing and estimation math for the
+ * blocked (512-bit block) Bloom filter layout. */
+#ifndef BLOOM_PARAMS_H
+#define BLOOM_PARAMS_H
+
+#include <stdint.h>
+
+#define BLOCK_BITS	512		/* bits in one block (a cache line) */
+#define BLOCK_BYTES	64		/* bytes in one block */
+#define HASHES_MAX	32		/* most bit positions set per key */
+#define NBLOCKS_MAX	((uint64_t)1 << 40)	/* 64 TiB of bits */
+
+struct params {
+	uint64_t capacity;	/* items the filter is sized for */
+	double target_fpr;	/* false-positive rate at capacity */
+	uint64_t nblocks;	/* 64-byte blocks in the bit array */
+	unsigned hashes;	/* bit positions per key, 1..HASHES_MAX */
+};
+
+/* What the caller fixed; params_solve derives the rest. */
+enum solve_for { SOLVE_SIZE, SOLVE_FPR, SOLVE_CAPACITY };
+
+/* Returns the false-positive rate of a blocked filter of nblocks blocks with
+ * the given number of hashes after n distinct insertions. */
+double params_fpr(uint64_t n, uint64_t nblocks, unsigned hashes);
+
+/* Completes p: SOLVE_SIZE reads capacity and target_fpr, SOLVE_FPR reads
+ * capacity and nblocks, SOLVE_CAPACITY reads target_fpr and nblocks.  If
+ * p->hashes is 0 the best count is chosen, otherwise it is kept.  Returns 0,
+ * or -1 with errno EINVAL (inputs out of range) or EFBIG (the filter would
+ * exceed NBLOCKS_MAX blocks). */
+int params_solve(struct params *p, enum solve_for what);
+
+/* Returns the number of distinct items that would leave bits_set of the
+ * nblocks*512 bits set, for positions drawn independently. */
+double params_estimate_items(uint64_t bits_set, uint64_t nblocks,
+    unsigned hashes);
+
+/* Returns the false-positive rate of a filter whose blocks have the fill
+ * given by hist: hist[c] counts the blocks with c bits set, c = 0..512. */
+double params_fpr_from_hist(const uint64_t hist[BLOCK_BITS + 1],
+    uint64_t nblocks, unsigned hashes);
+
+#endif

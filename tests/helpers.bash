@@ -1,0 +1,30 @@
+# Shared set-up for the bats tests: load with `load helpers`.
+#
+# Every test runs in its own empty directory, $BATS_TEST_TMPDIR, with the
+# bloom under test first on PATH as `bloom`.
+
+setup() {
+	root=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+	if [ ! -x "$root/bloom" ]; then
+		echo "bloom is not built: run make" >&2
+		return 1
+	fi
+	PATH="$root:$PATH"
+	cd "$BATS_TEST_TMPDIR" || return 1
+}
+
+# Writes the lines PREFIX1 .. PREFIXN (default prefix "key-") to stdout.
+keys() {
+	awk -v n="$1" -v p="${2-key-}" 'BEGIN { for (i = 1; i <= n; i++) print p i }'
+}
+
+# Prints byte OFFSET of FILE as a decimal number.
+byte_at() {
+	od -An -tu1 -j "$2" -N 1 "$1" | tr -d ' '
+}
+
+# Overwrites byte OFFSET of FILE with the decimal VALUE.
+poke() {
+	printf "$(printf '\\%03o' "$3")" |
+		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
