@@ -36,8 +36,41 @@ tests/hashsum: tests/hashsum.c hash.o hash.h
 	$(CC) $(WARN) $(CPPFLAGS) $(CFLAGS) -I. $(LDFLAGS) -o $@ \
 		tests/hashsum.c hash.o
 
+# A real run of the main job: a crawl of 1 M URLs, half of them repeats,
+# deduplicated by bloom and compared with sort -u.
+example: bloom bench/gen-urls
+	@rm -f example.bf
+	./bloom create -n 600000 -p 0.001 example.bf
+	bench/gen-urls 1000000 >example.urls
+	./bloom add --new example.bf <example.urls >example.new
+	@echo "lines in: $$(wc -l <example.urls)," \
+	    "new lines out of bloom add --new: $$(wc -l <example.new)," \
+	    "distinct (sort -u): $$(LC_ALL=C sort -u example.urls | wc -l)"
+	./bloom check -c example.bf <example.new
+	./bloom stats example.bf
+	@rm -f example.bf example.urls example.new
+
+bench/gen-urls: bench/gen-urls.c
+	$(CC) $(WARN) $(CPPFLAGS) $(CFLAGS) -o $@ bench/gen-urls.c
+
 check: bloom $(TESTBIN)
 	bats tests
+
+# The header parser under libFuzzer (clang and its runtime needed), for
+# FUZZ_SECONDS, starting from the filters in tests/fuzz/seeds.
+FUZZ_SECONDS = 60
+FUZZCC = clang
+FUZZ_CORPUS = tests/fuzz/corpus
+
+tests/fuzz/header: tests/fuzz/header.c bloom.c hash.c params.c $(HDR)
+	$(FUZZCC) -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all $(CPPFLAGS) -I. -o $@ \
+		tests/fuzz/header.c bloom.c hash.c params.c -lm
+
+fuzz: tests/fuzz/header
+	mkdir -p $(FUZZ_CORPUS)
+	tests/fuzz/header -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+		$(FUZZ_CORPUS) tests/fuzz/seeds
 
 install: bloom
 	mkdir -p $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANPREFIX)/man1
@@ -50,6 +83,7 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/bloom $(DESTDIR)$(MANPREFIX)/man1/bloom.1
 
 clean:
-	rm -f bloom $(OBJ) $(TESTBIN)
+	rm -f bloom $(OBJ) $(TESTBIN) tests/fuzz/header bench/gen-urls
+	rm -rf $(FUZZ_CORPUS)
 
-.PHONY: all check install uninstall clean
+.PHONY: all example check fuzz install uninstall clean

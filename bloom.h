@@ -61,6 +61,9 @@ struct bloom {
 	unsigned hashes;	/* bit positions per key */
 	uint64_t seed;		/* hash seed */
 	int writable;		/* mapped for writing */
+	uint64_t lookups;	/* keys added or tested so far */
+	uint64_t prefault_at;	/* lookups after which to map all pages */
+	int prefaulted;		/* all pages were mapped */
 	struct bloom_header hdr;	/* the header as validated at open */
 };
 
@@ -107,7 +110,7 @@ size_t bloom_add(struct bloom *b, const struct bloom_key *keys, size_t n,
 
 /* Tests the n <= BLOOM_BATCH keys; found[i] is set to 1 if key i may be in
  * the set, 0 if it certainly is not.  Returns the number found. */
-size_t bloom_test(const struct bloom *b, const struct bloom_key *keys,
+size_t bloom_test(struct bloom *b, const struct bloom_key *keys,
     size_t n, unsigned char *found);
 
 /* Returns the header's inserted counter as it is now. */
@@ -115,7 +118,7 @@ uint64_t bloom_inserted(const struct bloom *b);
 
 /* Fills hist[c] with the number of blocks that have c bits set, c = 0..512,
  * and returns the total number of bits set. */
-uint64_t bloom_fill(const struct bloom *b, uint64_t hist[BLOCK_BITS + 1]);
+uint64_t bloom_fill(struct bloom *b, uint64_t hist[BLOCK_BITS + 1]);
 
 /* Writes b's changes to stable storage.  Returns BLOOM_OK, or BLOOM_ERRNO
  * with errno set. */

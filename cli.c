@@ -6,6 +6,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -27,6 +28,7 @@
 
 #define DEFAULT_CAPACITY	1000000
 #define DEFAULT_FPR		0.01
+#define MAX_DERIVED_FPR		0.5	/* -s with -n: the most we accept */
 #define INPUT_SIZE		(1 << 20)	/* first read buffer */
 #define OUTPUT_SIZE		(1 << 18)	/* output buffer */
 
@@ -34,6 +36,10 @@
 #define EXIT_SELECTED	0
 #define EXIT_NONE	1
 #define EXIT_TROUBLE	2
+
+/* getopt_long values of the options that have no letter: not chars, so
+ * that bad_option can tell them from an unknown letter. */
+enum { OPT_SEED = 256, OPT_SYNC, OPT_JSON };
 
 enum command { CMD_CREATE, CMD_ADD, CMD_CHECK, CMD_STATS, CMD_HELP, NCMD };
 
@@ -150,6 +156,37 @@ usage_error(int cmd, const char *fmt, ...)
 	exit(EXIT_TROUBLE);
 }
 
+/*
+ * Reports the option getopt_long returned ch (':' or '?') for.  optopt is 0
+ * for an unknown long option, the val of a long option given a value it
+ * does not take, or else the option letter.
+ */
+static void
+bad_option(enum command cmd, int ch, char **argv, const char *shortopts,
+    const struct option *longopts)
+{
+	const char *name = command_name[cmd];
+	const struct option *o;
+
+	if (ch == ':' && optopt < 256 && strchr(shortopts, optopt) != NULL)
+		usage_error(cmd, "%s: option '-%c' needs a value", name,
+		    optopt);
+	if (ch == ':')
+		usage_error(cmd, "%s: option '%s' needs a value", name,
+		    argv[optind - 1]);
+	if (optopt == 0)
+		usage_error(cmd, "%s: unknown option '%s'", name,
+		    argv[optind - 1]);
+	/* A letter getopt knows is a long option given a value: as a short
+	 * one it would have been accepted. */
+	if (optopt >= 256 || strchr(shortopts, optopt) != NULL)
+		for (o = longopts; o->name != NULL; o++)
+			if (o->val == optopt)
+				usage_error(cmd, "%s: option '--%s' takes no "
+				    "value", name, o->name);
+	usage_error(cmd, "%s: unknown option '-%c'", name, optopt);
+}
+
 static void
 print_help(enum command cmd)
 {
@@ -176,12 +213,32 @@ print_help_all(void)
 static int
 close_stdout(void)
 {
-	if (fflush(stdout) == EOF || ferror(stdout) || fclose(stdout) == EOF) {
+	if (fflush(stdout) == EOF || ferror(stdout)) {
 		if (errno != EPIPE)
 			warnx("write error: %s", strerror(errno));
 		return -1;
 	}
+	if (fclose(stdout) == EOF) {
+		warnx("write error: %s", strerror(errno));
+		return -1;
+	}
 	return 0;
+}
+
+/*
+ * Keeps descriptors 0 to 2 taken, so that no file we open, above all the
+ * mapped filter, becomes a standard stream.  A closed one is opened on
+ * /dev/null the wrong way round, so that using it still fails.
+ */
+static void
+reserve_std_fds(void)
+{
+	int fd;
+
+	for (fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++)
+		if (fcntl(fd, F_GETFD) == -1 && open("/dev/null",
+		    fd == STDIN_FILENO ? O_WRONLY : O_RDONLY) != fd)
+			exit(EXIT_TROUBLE);
 }
 
 static int
@@ -207,16 +264,20 @@ filter_error(const char *path, int s, const struct bloom_header *h)
 		warnx("%s: %s", path, bloom_strerror(s));
 }
 
-/* Parses a whole unsigned decimal (or, if base is 0, 0x hex) number. */
+/* Parses a whole unsigned number: decimal, or hexadecimal after 0x if hex. */
 static int
-parse_u64(const char *s, int base, uint64_t *out)
+parse_u64(const char *s, int hex, uint64_t *out)
 {
 	char *end;
 	unsigned long long v;
+	int base = 10;
 
-	while (*s == ' ' || *s == '\t')
-		s++;
-	if (*s == '-' || *s == '+' || *s == '\0')
+	if (hex && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
+	if (!isxdigit((unsigned char)*s) || (base == 10 && !isdigit(
+	    (unsigned char)*s)))
 		return -1;
 	errno = 0;
 	v = strtoull(s, &end, base);
@@ -302,6 +363,14 @@ create_filter(const char *path, struct params *p, enum solve_for what,
 			    p->target_fpr);
 		return -1;
 	}
+	/* A filter that passes most absent keys is not worth a file. */
+	if (what == SOLVE_FPR && p->target_fpr > MAX_DERIVED_FPR) {
+		warnx("%s: %" PRIu64 " items in %" PRIu64 " bytes would give "
+		    "a false-positive rate of %.3g; give a larger -s or a "
+		    "smaller -n", path, p->capacity, p->nblocks * BLOCK_BYTES,
+		    p->target_fpr);
+		return -1;
+	}
 	s = bloom_create(path, p, seed, force);
 	if (s != BLOOM_OK) {
 		if (s == BLOOM_ERRNO && errno == EEXIST)
@@ -317,23 +386,24 @@ static int
 cmd_create(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "seed", required_argument, NULL, 'S' },
+		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
+	static const char shortopts[] = ":fhk:n:p:s:";
 	struct params p = { DEFAULT_CAPACITY, DEFAULT_FPR, 0, 0 };
 	uint64_t v, seed = 0, size = 0;
 	int ch, force = 0, have_n = 0, have_p = 0, have_s = 0, have_seed = 0;
 	enum solve_for what;
 
-	while ((ch = getopt_long(argc, argv, ":fk:n:p:s:", longopts,
+	while ((ch = getopt_long(argc, argv, shortopts, longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'f':
 			force = 1;
 			break;
 		case 'k':
-			if (parse_u64(optarg, 10, &v) == -1 || v == 0 ||
+			if (parse_u64(optarg, 0, &v) == -1 || v == 0 ||
 			    v > HASHES_MAX)
 				usage_error(CMD_CREATE, "create: -k takes a "
 				    "number of hashes from 1 to %d, not '%s'",
@@ -341,7 +411,7 @@ cmd_create(int argc, char **argv)
 			p.hashes = (unsigned)v;
 			break;
 		case 'n':
-			if (parse_u64(optarg, 10, &p.capacity) == -1 ||
+			if (parse_u64(optarg, 0, &p.capacity) == -1 ||
 			    p.capacity == 0)
 				usage_error(CMD_CREATE, "create: -n takes a "
 				    "positive whole number, not '%s'", optarg);
@@ -355,14 +425,16 @@ cmd_create(int argc, char **argv)
 			break;
 		case 's':
 			if (parse_size(optarg, &size) == -1 ||
-			    size < BLOCK_BYTES)
+			    size < BLOCK_BYTES ||
+			    size / BLOCK_BYTES > NBLOCKS_MAX)
 				usage_error(CMD_CREATE, "create: -s takes a "
-				    "size of at least 64 bytes, such as 64M, "
-				    "not '%s'", optarg);
+				    "size from 64 bytes to %" PRIu64 "T, such "
+				    "as 64M, not '%s'",
+				    NBLOCKS_MAX * BLOCK_BYTES >> 40, optarg);
 			have_s = 1;
 			break;
-		case 'S':
-			if (parse_u64(optarg, 0, &seed) == -1)
+		case OPT_SEED:
+			if (parse_u64(optarg, 1, &seed) == -1)
 				usage_error(CMD_CREATE, "create: --seed takes "
 				    "a 64-bit number, not '%s'", optarg);
 			have_seed = 1;
@@ -371,7 +443,7 @@ cmd_create(int argc, char **argv)
 			print_help(CMD_CREATE);
 			return finish(0);
 		default:
-			goto bad_option;
+			bad_option(CMD_CREATE, ch, argv, shortopts, longopts);
 		}
 	}
 	argc -= optind;
@@ -392,14 +464,6 @@ cmd_create(int argc, char **argv)
 	if (create_filter(argv[0], &p, what, seed, force) == -1)
 		return finish(EXIT_TROUBLE);
 	return finish(0);
-
-bad_option:
-	if (ch == ':')
-		usage_error(CMD_CREATE, "create: %s needs a value",
-		    argv[optind - 1]);
-	usage_error(CMD_CREATE, "create: unknown option '%s'",
-	    argv[optind - 1]);
-	return EXIT_TROUBLE;
 }
 
 /* Buffered output written with write(2): one syscall per OUTPUT_SIZE. */
@@ -548,6 +612,10 @@ stream(struct job *job, int fd)
 			job->in = bigger;
 			job->in_cap *= 2;
 		}
+		/* The next read may wait for a slow producer: let the lines
+		 * selected so far go on down the pipeline first. */
+		if (output_flush(&job->out) == -1)
+			return STREAM_WRITE_ERROR;
 		n = read(fd, job->in + len, job->in_cap - len);
 		if (n == -1) {
 			if (errno == EINTR)
@@ -720,10 +788,11 @@ cmd_add(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "new", no_argument, NULL, 'N' },
-		{ "sync", no_argument, NULL, 'Y' },
+		{ "sync", no_argument, NULL, OPT_SYNC },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
+	static const char shortopts[] = ":Nhz";
 	struct bloom filter;
 	struct job job;
 	int ch, rc, sync = 0;
@@ -732,7 +801,7 @@ cmd_add(int argc, char **argv)
 	job.adding = 1;
 	job.invert = 0;
 	job.delim = '\n';
-	while ((ch = getopt_long(argc, argv, ":Nz", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'N':
 			job.emit = 1;
@@ -740,19 +809,14 @@ cmd_add(int argc, char **argv)
 		case 'z':
 			job.delim = '\0';
 			break;
-		case 'Y':
+		case OPT_SYNC:
 			sync = 1;
 			break;
 		case 'h':
 			print_help(CMD_ADD);
 			return finish(0);
-		case ':':
-			usage_error(CMD_ADD, "add: %s needs a value",
-			    argv[optind - 1]);
-			break;
 		default:
-			usage_error(CMD_ADD, "add: unknown option '%s'",
-			    argv[optind - 1]);
+			bad_option(CMD_ADD, ch, argv, shortopts, longopts);
 		}
 	}
 	argc -= optind;
@@ -784,6 +848,7 @@ cmd_check(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
+	static const char shortopts[] = ":chqvz";
 	struct bloom filter;
 	struct job job;
 	int ch, rc, s, count_only = 0;
@@ -791,7 +856,7 @@ cmd_check(int argc, char **argv)
 	memset(&job, 0, sizeof job);
 	job.emit = 1;
 	job.delim = '\n';
-	while ((ch = getopt_long(argc, argv, ":cqvz", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
 			count_only = 1;
@@ -808,13 +873,8 @@ cmd_check(int argc, char **argv)
 		case 'h':
 			print_help(CMD_CHECK);
 			return finish(0);
-		case ':':
-			usage_error(CMD_CHECK, "check: %s needs a value",
-			    argv[optind - 1]);
-			break;
 		default:
-			usage_error(CMD_CHECK, "check: unknown option '%s'",
-			    argv[optind - 1]);
+			bad_option(CMD_CHECK, ch, argv, shortopts, longopts);
 		}
 	}
 	argc -= optind;
@@ -862,19 +922,57 @@ struct stats {
 	uint64_t inserted;	/* the header's counter */
 };
 
-static void
-json_string(const char *s)
+/* Returns the length of the well-formed UTF-8 sequence at s, or 0. */
+static size_t
+utf8_length(const unsigned char *s)
 {
-	putchar('"');
-	for (; *s != '\0'; s++) {
-		unsigned char c = (unsigned char)*s;
+	size_t len, i;
+	unsigned min, cp;
 
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		len = 2;
+		min = 0x80;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		len = 3;
+		min = 0x800;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		len = 4;
+		min = 0x10000;
+	} else
+		return 0;
+	cp = s[0] & (0x7fu >> len);
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3fu);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+/* Writes s as a JSON string; a byte that is not UTF-8 becomes U+FFFD. */
+static void
+json_string(const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	putchar('"');
+	while (*s != '\0') {
+		size_t len = utf8_length(s);
+
+		if (len == 0) {
+			fputs("\\ufffd", stdout);
+			len = 1;
+		} else if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if (*s < 0x20)
+			printf("\\u%04x", *s);
 		else
-			putchar(c);
+			fwrite(s, 1, len, stdout);
+		s += len;
 	}
 	putchar('"');
 }
@@ -890,10 +988,12 @@ print_stats_json(const char *path, const struct bloom_header *h,
 	    ",\"seed\":%" PRIu64 ",\"capacity\":%" PRIu64
 	    ",\"target_fpr\":%.6g,\"inserted\":%" PRIu64
 	    ",\"bits_set\":%" PRIu64 ",\"fill\":%.6f"
-	    ",\"estimated_items\":%.0f,\"estimated_fpr\":%.6g}\n",
+	    ",\"estimated_items\":%.0f,\"estimated_fpr\":%.6g"
+	    ",\"over_capacity\":%s}\n",
 	    st->bytes, h->nbits, h->hashes, h->seed, h->capacity,
 	    h->target_fpr, st->inserted, st->bits_set, st->fill,
-	    st->estimated_items, st->estimated_fpr);
+	    st->estimated_items, st->estimated_fpr,
+	    st->estimated_items > (double)h->capacity ? "true" : "false");
 }
 
 static void
@@ -924,26 +1024,26 @@ static int
 cmd_stats(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
+		{ "json", no_argument, NULL, OPT_JSON },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
+	static const char shortopts[] = ":h";
 	static uint64_t hist[BLOCK_BITS + 1];
 	struct bloom filter;
 	struct stats st;
 	int ch, s, json = 0;
 
-	while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (ch) {
-		case 'j':
+		case OPT_JSON:
 			json = 1;
 			break;
 		case 'h':
 			print_help(CMD_STATS);
 			return finish(0);
 		default:
-			usage_error(CMD_STATS, "stats: unknown option '%s'",
-			    argv[optind - 1]);
+			bad_option(CMD_STATS, ch, argv, shortopts, longopts);
 		}
 	}
 	argc -= optind;
@@ -1007,6 +1107,7 @@ main(int argc, char **argv)
 {
 	int cmd;
 
+	reserve_std_fds();
 	if (argc < 2)
 		usage_error(-1, "no command given");
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {

@@ -34,6 +34,10 @@
  * weigh less than 1e-30 and are left out of the sum. */
 #define TAIL_SIGMAS	12.0
 
+/* Keys per block beyond which the rate is 1 to double precision: even one
+ * hash sets all but (1 - 1/512)^1e5 < 1e-84 of the bits. */
+#define LAMBDA_FULL	1e5
+
 double
 params_fpr(uint64_t n, uint64_t nblocks, unsigned hashes)
 {
@@ -42,6 +46,10 @@ params_fpr(uint64_t n, uint64_t nblocks, unsigned hashes)
 	if (n == 0 || nblocks == 0 || hashes == 0)
 		return 0.0;
 	lambda = (double)n / (double)nblocks;
+	/* With this many keys a block holds every bit set, whatever the
+	 * spread around lambda: skip the sum of some 24 sqrt(lambda) terms. */
+	if (lambda > LAMBDA_FULL)
+		return 1.0;
 	log_lambda = log(lambda);
 	log_keep = log1p(-1.0 / BLOCK_BITS);	/* ln(1 - 1/512) */
 	sd = sqrt(lambda);

@@ -28,3 +28,13 @@ poke() {
 	printf "$(printf '\\%03o' "$3")" |
 		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
 }
+
+# Runs "$@" without the capabilities that let root ignore file modes, so
+# that a file's mode applies even in a test run as root.
+unprivileged() {
+	if [ "$(id -u)" -ne 0 ]; then
+		"$@"
+	else
+		setpriv --bounding-set -dac_override,-dac_read_search "$@"
+	fi
+}

@@ -1,0 +1,230 @@
+#!/usr/bin/env bats
+# Tests of `bloom add`: where the lines come from, what --new writes, the
+# filter it creates when none exists, and how it fails.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+# Runs bloom with ARGS and asserts its exit STATUS and its whole standard
+# output and standard error (as run gives them, without the final newline).
+#	row STATUS STDOUT STDERR ARGS...
+row() {
+	local want_status=$1 want_out=$2 want_err=$3
+
+	shift 3
+	run --separate-stderr bloom "$@"
+	echo "bloom $*"
+	echo "  got:  status $status, stdout '$output', stderr '$stderr'"
+	echo "  want: status $want_status, stdout '$want_out', stderr '$want_err'"
+	[ "$status" -eq "$want_status" ] && [ "$output" = "$want_out" ] &&
+		[ "$stderr" = "$want_err" ]
+}
+
+# Prints the value of field NAME in `bloom stats FILE`.
+stats_field() {
+	bloom stats "$2" | sed -n "s/^$1: //p"
+}
+
+# A filter big enough that a thousand keys give no false positive.
+big_filter() {
+	bloom create --seed 42 -n 100000 -p 1e-6 "$1"
+}
+
+@test "add reads standard input, then files, with - for standard input" {
+	bloom create --seed 1 -n 1000 -p 0.001 f.bf
+	printf 'one\n' >a
+	printf 'three\n' >c
+	printf 'zero\nzero\n' | row 0 '' '' add f.bf
+	printf 'two\n' | row 0 '' '' add f.bf a - c
+	printf 'zero\none\ntwo\nthree\nfour\n' >in
+	row 0 $'zero\none\ntwo\nthree' '' check f.bf in
+	row 0 four '' check -v f.bf in
+}
+
+@test "add --new writes exactly the first occurrence of each line, in order" {
+	big_filter f.bf
+	# 1000 lines, 309 distinct, repeats both near and far apart.
+	awk 'BEGIN { for (i = 1; i <= 1000; i++) print "k" (i * i) % 617 }' >in
+	awk '!seen[$0]++' in >want
+	[ "$(wc -l <want)" -eq 309 ]
+	run -0 bloom add --new f.bf in
+	[ "$output" = "$(cat want)" ]
+}
+
+@test "add -N is --new, and its output matches byte for byte" {
+	big_filter f.bf
+	awk 'BEGIN { for (i = 1; i <= 1000; i++) print "k" (i * i) % 617 }' >in
+	awk '!seen[$0]++' in >want
+	bloom add -N f.bf <in >out
+	cmp out want
+}
+
+@test "a second add --new of the same lines writes nothing and exits 0" {
+	big_filter f.bf
+	keys 1000 >in
+	run -0 bloom add --new f.bf in
+	[ "${#lines[@]}" -eq 1000 ]
+	row 0 '' '' add --new f.bf in
+	row 0 '' '' add -N f.bf - <in
+}
+
+@test "add --new writes only the lines not added before" {
+	big_filter f.bf
+	keys 500 | bloom add f.bf
+	keys 1000 >in
+	run -0 bloom add --new f.bf in
+	[ "$output" = "$(keys 1000 | tail -n 500)" ]
+}
+
+@test "the inserted counter of stats counts the new lines" {
+	big_filter f.bf
+	awk 'BEGIN { for (i = 1; i <= 1000; i++) print "k" (i * i) % 617 }' >in
+	[ "$(stats_field inserted f.bf)" = 0 ]
+	bloom add f.bf in
+	[ "$(stats_field inserted f.bf)" = 309 ]
+	# The same lines again are not new.
+	bloom add f.bf in
+	[ "$(stats_field inserted f.bf)" = 309 ]
+	keys 10 | bloom add f.bf
+	[ "$(stats_field inserted f.bf)" = 319 ]
+}
+
+@test "add creates a missing filter with the defaults and says so once" {
+	local bytes
+
+	keys 3 >in
+	run -0 --separate-stderr bloom add new.bf in
+	[ "$output" = "" ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[ -f new.bf ]
+	[ "$(stats_field capacity new.bf)" = 1000000 ]
+	[ "$(stats_field target_fpr new.bf)" = 0.01 ]
+	[ "$(stats_field inserted new.bf)" = 3 ]
+	bytes=$(stats_field bytes new.bf)
+	[ "$bytes" -eq "$(wc -c <new.bf)" ]
+	[ "$stderr" = "bloom: new.bf: created for 1000000 items at fpr 0.01 ($bytes bytes)" ]
+	# The keys are in it, and a second add finds the filter and is silent.
+	row 0 $'key-1\nkey-2\nkey-3' '' check new.bf in
+	row 0 '' '' add new.bf in
+}
+
+@test "add --new to a missing filter writes every line once" {
+	printf 'a\nb\na\n' >in
+	run -0 --separate-stderr bloom add --new new.bf in
+	[ "$output" = $'a\nb' ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[ "${stderr_lines[0]%% created for *}" = "bloom: new.bf:" ]
+}
+
+@test "add reports a missing input file, adds the others and exits 2" {
+	bloom create --seed 1 -n 1000 -p 0.001 f.bf
+	printf 'one\n' >a
+	printf 'three\n' >c
+	row 2 '' 'bloom: nofile: No such file or directory' add f.bf a nofile c
+	printf 'one\nthree\nnofile\n' >in
+	row 0 $'one\nthree' '' check f.bf in
+}
+
+@test "add reports a missing input file under --new too" {
+	bloom create --seed 1 -n 1000 -p 0.001 f.bf
+	printf 'one\n' >a
+	printf 'three\n' >c
+	row 2 $'one\nthree' 'bloom: nofile: No such file or directory
+bloom: nofile2: No such file or directory' add --new f.bf nofile a nofile2 c
+}
+
+@test "add exits 2 on an input it cannot read" {
+	bloom create --seed 1 -n 1000 -p 0.001 f.bf
+	mkdir d
+	printf 'one\n' >a
+	row 2 '' 'bloom: d: read error: Is a directory' add f.bf d
+	row 2 '' 'bloom: (standard input): read error: Is a directory' \
+		add f.bf <.
+	# The readable input is still added.
+	row 2 one 'bloom: d: read error: Is a directory' add -N f.bf d a
+}
+
+@test "add exits 2 on a usage error, with the message and synopsis" {
+	local synopsis='usage: bloom add [-Nz] [--sync] filter [file ...]'
+
+	row 2 '' "bloom: add: no filter named
+$synopsis" add </dev/null
+	row 2 '' "bloom: add: unknown option '--bogus'
+$synopsis" add --bogus f.bf </dev/null
+	row 2 '' "bloom: add: unknown option '-x'
+$synopsis" add -x f.bf </dev/null
+	# None of them created the filter.
+	[ ! -e f.bf ]
+}
+
+@test "add names an unknown option letter alone, even among known ones" {
+	local synopsis='usage: bloom add [-Nz] [--sync] filter [file ...]'
+
+	row 2 '' "bloom: add: unknown option '-x'
+$synopsis" add -xN f.bf </dev/null
+	row 2 '' "bloom: add: unknown option '-x'
+$synopsis" add -Nx f.bf </dev/null
+	row 2 '' "bloom: add: unknown option '-x'
+$synopsis" add -zxN f.bf </dev/null
+	[ ! -e f.bf ]
+}
+
+@test "add exits 2 on a corrupt filter and leaves it alone" {
+	bloom create --seed 1 -n 1000 -p 0.001 f.bf
+	poke f.bf 0 0
+	cp f.bf before
+	printf 'a\n' >in
+	row 2 '' 'bloom: f.bf: not a bloom filter (bad magic)' add f.bf in
+	cmp f.bf before
+	printf 'junk' >short.bf
+	row 2 '' 'bloom: short.bf: not a bloom filter (too short)' \
+		add short.bf in
+	[ "$(cat short.bf)" = junk ]
+}
+
+@test "add --new to a full device exits 2 with a write error" {
+	bloom create --seed 1 -n 1000 -p 0.001 f.bf
+	keys 10 >in
+	run -2 --separate-stderr bash -c 'bloom add --new f.bf in >/dev/full'
+	[ "$output" = "" ]
+	[ "$stderr" = "bloom: write error: No space left on device" ]
+}
+
+@test "add --sync adds and exits 0" {
+	bloom create --seed 1 -n 1000 -p 0.001 f.bf
+	printf 'a\nb\n' >in
+	row 0 '' '' add --sync f.bf in
+	row 0 c '' add --sync --new f.bf - <<<$'a\nb\nc'
+	row 0 $'a\nb' '' check f.bf in
+}
+
+# With one of the standard descriptors closed, the filter must not be
+# opened in its place: what goes to that stream would go into the filter.
+@test "add with standard output closed fails and leaves the filter whole" {
+	bloom create --seed 1 -n 1000 -p 0.001 f.bf
+	head -c 64 f.bf >header
+	printf 'hello\n' >in
+	run -2 --separate-stderr bash -c 'bloom add -N f.bf in >&-'
+	[ "$stderr" = "bloom: write error: Bad file descriptor" ]
+	cmp -n 64 f.bf header
+	row 0 hello '' check f.bf in
+}
+
+@test "add with standard error closed leaves the filter whole" {
+	bloom create --seed 1 -n 1000 -p 0.001 f.bf
+	head -c 64 f.bf >header
+	printf 'hello\n' >in
+	run -2 bash -c 'bloom add f.bf in nofile 2>&-'
+	[ "$output" = "" ]
+	cmp -n 64 f.bf header
+	row 0 hello '' check f.bf in
+}
+
+@test "add with standard input closed reads no lines from the filter" {
+	bloom create --seed 1 -n 1000 -p 0.001 f.bf
+	cp f.bf before
+	run -2 --separate-stderr bash -c 'bloom add f.bf <&-'
+	[ "$output" = "" ]
+	[ "$stderr" = 'bloom: (standard input): read error: Bad file descriptor' ]
+	cmp f.bf before
+}

@@ -1,0 +1,228 @@
+#!/usr/bin/env bats
+# Tests of `bloom check`: what each of -v, -c and -q writes, the exit
+# status as grep(1) has it (0 selected, 1 none, 2 trouble), and how it fails.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+# Runs bloom with ARGS and asserts its exit STATUS and its whole standard
+# output and standard error (as run gives them, without the final newline).
+#	row STATUS STDOUT STDERR ARGS...
+row() {
+	local want_status=$1 want_out=$2 want_err=$3
+
+	shift 3
+	run --separate-stderr bloom "$@"
+	echo "bloom $*"
+	echo "  got:  status $status, stdout '$output', stderr '$stderr'"
+	echo "  want: status $want_status, stdout '$want_out', stderr '$want_err'"
+	[ "$status" -eq "$want_status" ] && [ "$output" = "$want_out" ] &&
+		[ "$stderr" = "$want_err" ]
+}
+
+# f.bf holds a and b; in has a, c, b; all has a, b; none has zz.
+abc() {
+	bloom create --seed 1 -n 1000 -p 0.001 f.bf
+	printf 'a\nb\n' | bloom add f.bf
+	printf 'a\nc\nb\n' >in
+	printf 'a\nb\n' >all
+	printf 'zz\n' >none
+}
+
+@test "check selects lines and exits 0 if any, 1 if none" {
+	abc
+	#   status stdout     stderr arguments
+	row 0      $'a\nb'    ''     check f.bf in
+	row 0      c          ''     check -v f.bf in
+	row 0      2          ''     check -c f.bf in
+	row 0      1          ''     check -c -v f.bf in
+	row 0      ''         ''     check -q f.bf in
+	row 0      ''         ''     check -q -v f.bf in
+	row 0      zz         ''     check -v f.bf none
+	row 1      ''         ''     check f.bf none
+	row 1      ''         ''     check -v f.bf all
+	row 1      0          ''     check -c f.bf none
+	row 1      0          ''     check -cv f.bf all
+	row 1      ''         ''     check -q f.bf none
+	row 1      ''         ''     check -qv f.bf all
+}
+
+@test "check -c writes one total over all the files" {
+	abc
+	#   status stdout     stderr arguments
+	row 0      4          ''     check -c f.bf in in
+	row 0      6          ''     check -c f.bf in none all all
+	row 0      3          ''     check -c -v f.bf none in all none
+	row 0      $'a\nb\na\nb' '' check f.bf in none all
+}
+
+@test "check reads standard input, alone or as -" {
+	abc
+	#   status stdout        stderr arguments            input
+	row 0      $'a\nb'       ''     check f.bf           <in
+	row 0      $'a\nb\na\nb' ''     check f.bf all -     <in
+	row 0      $'c\nzz'      ''     check -v f.bf - none <in
+	row 1      0             ''     check -c f.bf        <none
+}
+
+@test "check exits 2 on trouble with an input, after the other inputs" {
+	local enoent='bloom: nofile: No such file or directory'
+
+	abc
+	mkdir d
+	#   status stdout  stderr   arguments
+	row 2      $'a\nb' "$enoent" check f.bf in nofile
+	row 2      c       "$enoent" check -v f.bf nofile in
+	row 2      2       "$enoent" check -c f.bf in nofile
+	row 2      0       "$enoent" check -c f.bf nofile none
+	row 2      ''      "$enoent" check f.bf nofile
+	row 2      ''      "$enoent" check -v f.bf nofile
+	row 2      ''      "$enoent" check -q f.bf none nofile
+	row 2      ''      "$enoent" check -qv f.bf nofile all
+	row 2      ''      'bloom: d: read error: Is a directory' check f.bf d
+	row 2      $'a\nb'  'bloom: d: read error: Is a directory' check f.bf d all
+}
+
+@test "check -q exits 0 on a selected line despite trouble, as grep -q" {
+	abc
+	#   status stdout stderr                                    arguments
+	row 0      ''     ''                                        check -q f.bf in nofile
+	row 0      ''     'bloom: nofile: No such file or directory' check -q f.bf nofile in
+	row 0      ''     'bloom: nofile: No such file or directory' check -qv f.bf nofile in
+}
+
+@test "check exits 2 on a missing or corrupt filter" {
+	abc
+	#   status stdout stderr arguments
+	row 2      ''     'bloom: nope.bf: No such file or directory' check nope.bf in
+	row 2      ''     'bloom: nope.bf: No such file or directory' check -c nope.bf in
+	row 2      ''     'bloom: nope.bf: No such file or directory' check -q nope.bf in
+	row 2      ''     'bloom: nope.bf: No such file or directory' check -v nope.bf in
+	row 2      ''     'bloom: .: not a regular file' check . in
+	poke f.bf 0 0
+	row 2      ''     'bloom: f.bf: not a bloom filter (bad magic)' check f.bf in
+	# check never creates a filter.
+	[ ! -e nope.bf ]
+}
+
+@test "check exits 2 on a usage error, with the message and synopsis" {
+	local synopsis='usage: bloom check [-cqvz] filter [file ...]'
+
+	#   status stdout stderr arguments
+	row 2      ''     "bloom: check: no filter named
+$synopsis" check </dev/null
+	row 2      ''     "bloom: check: unknown option '-x'
+$synopsis" check -x f.bf </dev/null
+	row 2      ''     "bloom: check: unknown option '--new'
+$synopsis" check --new f.bf </dev/null
+}
+
+@test "check names an unknown option letter alone, even among known ones" {
+	local synopsis='usage: bloom check [-cqvz] filter [file ...]'
+
+	abc
+	#   status stdout stderr arguments
+	row 2      ''     "bloom: check: unknown option '-x'
+$synopsis" check -xc f.bf in
+	row 2      ''     "bloom: check: unknown option '-x'
+$synopsis" check -cx f.bf in
+	row 2      ''     "bloom: check: unknown option '-x'
+$synopsis" check -vxq f.bf in
+}
+
+@test "check opens the filter read-only" {
+	abc
+	chmod 444 f.bf
+	cp f.bf before
+	# Root may write to any file: take that power away, where we have it,
+	# so that asking for write access fails here as it would for a user.
+	if [ "$(id -u)" -eq 0 ] &&
+	    setpriv --bounding-set=-dac_override,-dac_read_search true; then
+		mkdir bin
+		printf '#!/bin/sh\nexec setpriv --bounding-set=-dac_override,-dac_read_search %s "$@"\n' \
+			"$root/bloom" >bin/bloom
+		chmod 755 bin/bloom
+		PATH="$PWD/bin:$PATH"
+	fi
+	#   status stdout   stderr                            arguments
+	row 2      ''       'bloom: f.bf: Permission denied'  add f.bf in
+	row 0      $'a\nb'  ''                                check f.bf in
+	row 0      c        ''                                check -v f.bf in
+	row 0      2        ''                                check -c f.bf in
+	row 0      ''       ''                                check -q f.bf in
+	cmp f.bf before
+}
+
+@test "check finds every key added: never a false negative" {
+	keys 10000 >in
+	bloom create --seed 3 -n 10000 -p 0.01 f.bf
+	bloom add f.bf in
+	row 0 10000 '' check -c f.bf in
+	row 1 ''    '' check -v f.bf in
+	run -0 bloom check f.bf in
+	[ "$output" = "$(cat in)" ]
+	# Not even in a filter overfilled 250 times.
+	bloom create --seed 3 -s 64 -k 3 tiny.bf
+	bloom add tiny.bf in
+	row 0 10000 '' check -c tiny.bf in
+	row 1 0     '' check -c -v tiny.bf in
+}
+
+@test "check whose reader goes away ends quietly" {
+	seq 2000000 >big
+	bloom create --seed 1 -n 2000000 -p 0.01 f.bf
+	bloom add f.bf big
+	# Killed by SIGPIPE (128 + 13), not by timeout (124), and silent; or 2
+	# as below if whoever started bats left SIGPIPE ignored.
+	run -0 bash -c 'set +o pipefail
+		timeout 20 bloom check f.bf <big 2>err | head -n 1
+		echo "${PIPESTATUS[0]}"'
+	[ "$output" = $'1\n141' ] || [ "$output" = $'1\n2' ]
+	[ ! -s err ]
+	# With SIGPIPE ignored, the EPIPE ends it with status 2, silent too.
+	run -0 bash -c 'set +o pipefail; trap "" PIPE
+		timeout 20 bloom check f.bf <big 2>err | head -n 1
+		echo "${PIPESTATUS[0]}"'
+	[ "$output" = $'1\n2' ]
+	[ ! -s err ]
+}
+
+@test "check to a full device exits 2 with a write error" {
+	abc
+	run -2 --separate-stderr bash -c 'bloom check f.bf in >/dev/full'
+	[ "$output" = "" ]
+	[ "$stderr" = "bloom: write error: No space left on device" ]
+	run -2 --separate-stderr bash -c 'bloom check -c f.bf in >/dev/full'
+	[ "$output" = "" ]
+	[ "$stderr" = "bloom: write error: No space left on device" ]
+	# Nothing to write: nothing to fail.
+	run -1 --separate-stderr bash -c 'bloom check f.bf none >/dev/full'
+	[ "$stderr" = "" ]
+	run -0 --separate-stderr bash -c 'bloom check -q f.bf in >/dev/full'
+	[ "$stderr" = "" ]
+}
+
+# With one of the standard descriptors closed, the filter must not be
+# opened in its place.
+@test "check with standard input closed reads no lines from the filter" {
+	local ebadf='bloom: (standard input): read error: Bad file descriptor'
+
+	abc
+	run -2 --separate-stderr bash -c 'bloom check -c f.bf <&-'
+	[ "$output" = 0 ]
+	[ "$stderr" = "$ebadf" ]
+	run -2 --separate-stderr bash -c 'bloom check -v f.bf <&-'
+	[ "$output" = "" ]
+	[ "$stderr" = "$ebadf" ]
+}
+
+@test "check with standard output closed: a write error, but -q writes nothing" {
+	abc
+	run -2 --separate-stderr bash -c 'bloom check f.bf in >&-'
+	[ "$stderr" = "bloom: write error: Bad file descriptor" ]
+	# As grep -q: nothing to write, so nothing lost.
+	run -0 --separate-stderr bash -c 'bloom check -q f.bf in >&-'
+	[ "$stderr" = "" ]
+	run -1 --separate-stderr bash -c 'bloom check -q f.bf none >&-'
+	[ "$stderr" = "" ]
+}

@@ -1,0 +1,188 @@
+#!/usr/bin/env bats
+# Many writers, crashes, full disks and files that change under us: no
+# inserted key is ever lost, and every failure is a message and exit 2.
+
+load helpers
+
+@test "8 concurrent adders of disjoint sets lose no key (5 rounds)" {
+	local round i
+	for i in 1 2 3 4 5 6 7 8; do
+		keys 100000 "w$i-" >"in.$i"
+	done
+	cat in.? >all
+	for round in 1 2 3 4 5; do
+		rm -f f.bf
+		bloom create -n 800000 -p 0.01 f.bf
+		for i in 1 2 3 4 5 6 7 8; do
+			bloom add f.bf "in.$i" &
+		done
+		wait
+		run bloom check -c f.bf all
+		echo "round $round: $output"
+		[ "$status" -eq 0 ]
+		[ "$output" = 800000 ]
+	done
+}
+
+@test "concurrent add --new of the same lines prints each at least once" {
+	keys 50000 >in
+	bloom create -n 200000 -p 0.001 f.bf
+	bloom add --new f.bf in >out.1 &
+	bloom add --new f.bf in >out.2 &
+	bloom add --new f.bf in >out.3 &
+	wait
+	run sh -c 'sort -u out.1 out.2 out.3 | wc -l'
+	[ "$output" -ge 49990 ]
+	run bloom check -v -c f.bf in
+	[ "$status" -eq 1 ]
+	[ "$output" = 0 ]
+}
+
+@test "kill -9 during add --new keeps every line already written" {
+	keys 3000000 k >in
+	bloom create -n 3000000 -p 0.01 f.bf
+	bloom add --new f.bf <in >out &
+	local pid=$!
+	# Wait until some output exists, then kill mid-stream.
+	for i in $(seq 100); do
+		[ -s out ] && break
+		sleep 0.02
+	done
+	kill -9 "$pid"
+	wait "$pid" || true
+	# Drop a last line the kill may have cut short.
+	local n
+	n=$(wc -l <out)
+	head -n "$n" out >written
+	echo "written before the kill: $n lines"
+	run bloom stats f.bf
+	[ "$status" -eq 0 ]
+	run bloom check -v -c f.bf written
+	[ "$status" -eq 1 ]
+	[ "$output" = 0 ]
+}
+
+@test "add --sync exits 0 and the lines are in" {
+	keys 1000 >in
+	run bloom add --sync f.bf in
+	[ "$status" -eq 0 ]
+	run bloom check -c f.bf in
+	[ "$output" = 1000 ]
+}
+
+@test "create that hits the file size limit: exit 2, message, nothing left" {
+	mkdir d
+	run bash -c 'trap "" XFSZ; ulimit -f 1024; bloom create -s 64M d/f.bf'
+	[ "$status" -eq 2 ]
+	[ "$output" = "bloom: d/f.bf: cannot create: File too large" ]
+	run ls -A d
+	[ "$output" = "" ]
+}
+
+@test "auto-create in add that hits the size limit: exit 2, nothing left" {
+	mkdir d
+	run bash -c 'trap "" XFSZ; ulimit -f 64; echo x | bloom add d/f.bf'
+	[ "$status" -eq 2 ]
+	[ "$output" = "bloom: d/f.bf: cannot create: File too large" ]
+	run ls -A d
+	[ "$output" = "" ]
+}
+
+@test "create -f that fails leaves the old filter as it was" {
+	bloom create -n 1000 --seed 5 f.bf
+	echo hello | bloom add f.bf
+	cp f.bf before
+	run bash -c 'trap "" XFSZ; ulimit -f 1024; bloom create -f -s 64M f.bf'
+	[ "$status" -eq 2 ]
+	cmp f.bf before
+	run ls -A
+	[ "$output" = "$(printf 'before\nf.bf')" ]
+}
+
+@test "a create killed at any moment leaves no file or a whole one" {
+	local i
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		rm -f f.bf
+		timeout -s KILL "0.0$i" bloom create -s 256M f.bf || true
+		if [ -e f.bf ]; then
+			run bloom stats f.bf
+			[ "$status" -eq 0 ]
+		fi
+		run ls -A
+		[ "$output" = "" ] || [ "$output" = f.bf ]
+	done
+}
+
+@test "create -f waits for a running add, which keeps its keys" {
+	bloom create -n 1000 --seed 1 f.bf
+	mkfifo feed
+	bloom add f.bf <feed &
+	local add=$!
+	exec 5>feed
+	echo first >&5
+	sleep 0.3
+	bloom create -f -n 1000 --seed 2 f.bf 5>&- &
+	local create=$!
+	sleep 0.5
+	# The add holds its shared lock: create -f must still be waiting.
+	kill -0 "$create"
+	exec 5>&-
+	wait "$add"
+	wait "$create"
+	run bloom stats f.bf
+	[[ "$output" == *"seed: 2"* ]]
+	[[ "$output" == *"inserted: 0"* ]]
+}
+
+@test "a filter truncated while mapped: message and exit 2, no crash" {
+	bloom create -s 64M f.bf
+	mkfifo feed
+	bloom check f.bf <feed >out 2>err &
+	local pid=$!
+	exec 5>feed
+	echo warmup >&5
+	sleep 0.3
+	truncate -s 4096 f.bf
+	# check dies of the truncation mid-stream, so this write may fail.
+	keys 200000 >&5 || true
+	exec 5>&-
+	run wait "$pid"
+	[ "$status" -eq 2 ]
+	[ "$(cat err)" = "bloom: f.bf: file was truncated while in use" ]
+}
+
+@test "add with a missing input among several: reports it, adds the rest" {
+	keys 10 a >one
+	keys 10 b >two
+	run bloom add f.bf one nosuch two
+	[ "$status" -eq 2 ]
+	[ "${lines[-1]}" = "bloom: nosuch: No such file or directory" ]
+	run bloom check -c f.bf one two
+	[ "$output" = 20 ]
+}
+
+@test "a 100 MB line is a key like any other" {
+	head -c 100000000 /dev/zero | tr '\0' x >big
+	echo >>big
+	run bloom add --new f.bf big
+	[ "$status" -eq 0 ]
+	run bloom check -c f.bf big
+	[ "$output" = 1 ]
+	run bloom add --new f.bf big
+	[ "$output" = "" ]
+}
+
+@test "check with output to /dev/full: exit 2 and a message" {
+	keys 10 >in
+	bloom add f.bf in
+	run bash -c 'bloom check f.bf in >/dev/full'
+	[ "$status" -eq 2 ]
+	[ "$output" = "bloom: write error: No space left on device" ]
+}
+
+@test "add with an input that fails to read: exit 2 naming the input" {
+	mkdir dir
+	run bloom add f.bf dir
+	[ "$status" -eq 2 ]
+	[ "${lines[-1]}" = "bloom: dir: read error: Is a directory" ]
+}
