@@ -653,30 +653,34 @@ locate(const struct bloom *b, const struct bloom_key *keys, size_t n,
 	}
 }
 
-/* Sets the key's bits in block; returns 1 if any was clear.  Only clear
- * bits are written, each with an atomic OR, so that other processes adding
- * at once lose nothing. */
-static inline int
-set_bits(uint64_t *block, uint64_t h, unsigned hashes)
-{
-	int fresh = 0;
-
-	POSITIONS(h, hashes,
-		if ((__atomic_load_n(&block[word], __ATOMIC_RELAXED) &
-		    bit) == 0)
-			fresh |= (__atomic_fetch_or(&block[word], bit,
-			    __ATOMIC_RELAXED) & bit) == 0);
-	return fresh;
-}
-
-/* Returns 1 if all the key's bits are set in block. */
+/* Returns 1 if all the key's bits are set in block.  Without a branch per
+ * bit: whether a bit is set is a coin toss the CPU cannot predict. */
 static inline int
 has_bits(const uint64_t *block, uint64_t h, unsigned hashes)
 {
 	uint64_t missing = 0;
 
-	POSITIONS(h, hashes, missing |= bit & ~block[word]);
+	POSITIONS(h, hashes, missing |= bit &
+	    ~__atomic_load_n(&block[word], __ATOMIC_RELAXED));
 	return missing == 0;
+}
+
+/*
+ * Sets the key's bits in block; returns 1 if any was clear.  A key found
+ * whole writes nothing.  A new one sets each of its bits with an atomic OR
+ * (lock or: the bts that a test of the old bit would compile to is
+ * microcoded and several times slower), so that other processes adding at
+ * once lose nothing; two processes that add the same new key at the same
+ * instant may both call it new.
+ */
+static inline int
+set_bits(uint64_t *block, uint64_t h, unsigned hashes)
+{
+	if (has_bits(block, h, hashes))
+		return 0;
+	POSITIONS(h, hashes, __atomic_fetch_or(&block[word], bit,
+	    __ATOMIC_RELAXED));
+	return 1;
 }
 
 size_t

@@ -19,6 +19,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "bloom.h"
 #include "params.h"
 
@@ -578,6 +582,55 @@ gather(struct job *job, const unsigned char *line, size_t len)
 	return 0;
 }
 
+#ifdef __SSE2__
+/* Returns a mask with bit i set where p[i] is the terminator, 0 <= i < 64. */
+static inline uint64_t
+terminators64(const unsigned char *p, __m128i delim)
+{
+	uint64_t m[4];
+	int i;
+
+	for (i = 0; i < 4; i++)
+		m[i] = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(delim,
+		    _mm_loadu_si128((const __m128i *)(p + 16 * i))));
+	return m[0] | m[1] << 16 | m[2] << 32 | m[3] << 48;
+}
+#endif
+
+/*
+ * Gathers every line of [line, end) that has its terminator; the search
+ * starts at from, as the bytes before it hold none.  Returns the start of
+ * the unterminated rest, or NULL if the output failed.  Where SSE2 is to
+ * be had, 64 bytes are searched at once and each line costs a bit scan,
+ * not a call to memchr.
+ */
+static const unsigned char *
+split_lines(struct job *job, const unsigned char *line,
+    const unsigned char *from, const unsigned char *end)
+{
+	const unsigned char *nl;
+#ifdef __SSE2__
+	__m128i delim = _mm_set1_epi8((char)job->delim);
+
+	for (; end - from >= 64; from += 64) {
+		uint64_t mask = terminators64(from, delim);
+
+		for (; mask != 0; mask &= mask - 1) {
+			nl = from + __builtin_ctzll(mask);
+			if (gather(job, line, (size_t)(nl - line)) == -1)
+				return NULL;
+			line = nl + 1;
+		}
+	}
+#endif
+	while ((nl = memchr(from, job->delim, (size_t)(end - from))) != NULL) {
+		if (gather(job, line, (size_t)(nl - line)) == -1)
+			return NULL;
+		line = from = nl + 1;
+	}
+	return line;
+}
+
 /* How a stream ended. */
 enum stream_end { STREAM_DONE, STREAM_STOP, STREAM_READ_ERROR,
     STREAM_WRITE_ERROR };
@@ -596,7 +649,7 @@ stream(struct job *job, int fd)
 	ssize_t n;
 
 	for (;;) {
-		const unsigned char *p, *end, *nl;
+		const unsigned char *p;
 		size_t start;
 
 		if (len == job->in_cap) {
@@ -626,15 +679,10 @@ stream(struct job *job, int fd)
 			break;
 		len += (size_t)n;
 
-		p = job->in;
-		end = job->in + len;
-		while ((nl = memchr(p + scanned, job->delim,
-		    (size_t)(end - p) - scanned)) != NULL) {
-			if (gather(job, p, (size_t)(nl - p)) == -1)
-				return STREAM_WRITE_ERROR;
-			p = nl + 1;
-			scanned = 0;
-		}
+		p = split_lines(job, job->in, job->in + scanned,
+		    job->in + len);
+		if (p == NULL)
+			return STREAM_WRITE_ERROR;
 		if (job->nkeys > 0 && run_batch(job) == -1)
 			return STREAM_WRITE_ERROR;
 		if (job->quiet && job->selected > 0)
