@@ -5,31 +5,6 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-# Runs bloom with ARGS and asserts its exit STATUS and its whole standard
-# output and standard error (as run gives them, without the final newline).
-#	row STATUS STDOUT STDERR ARGS...
-row() {
-	local want_status=$1 want_out=$2 want_err=$3
-
-	shift 3
-	run --separate-stderr bloom "$@"
-	echo "bloom $*"
-	echo "  got:  status $status, stdout '$output', stderr '$stderr'"
-	echo "  want: status $want_status, stdout '$want_out', stderr '$want_err'"
-	[ "$status" -eq "$want_status" ] && [ "$output" = "$want_out" ] &&
-		[ "$stderr" = "$want_err" ]
-}
-
-# Prints the value of field NAME in `bloom stats FILE`.
-stats_field() {
-	bloom stats "$2" | sed -n "s/^$1: //p"
-}
-
-# A filter big enough that a thousand keys give no false positive.
-big_filter() {
-	bloom create --seed 42 -n 100000 -p 1e-6 "$1"
-}
-
 @test "add reads standard input, then files, with - for standard input" {
 	bloom create --seed 1 -n 1000 -p 0.001 f.bf
 	printf 'one\n' >a

@@ -20,16 +20,6 @@ bytes_are() {
 	fi
 }
 
-# Prints the value of field NAME in `bloom stats FILE`.
-stats_field() {
-	bloom stats "$2" | sed -n "s/^$1: //p"
-}
-
-# A filter where a few thousand keys give no false positive.
-big_filter() {
-	bloom create --seed 7 -n 100000 -p 1e-6 "$1"
-}
-
 @test "a carriage return is data: a\\r is not a" {
 	big_filter f.bf
 	printf 'a\r\n' >cr

@@ -42,7 +42,7 @@ made_with() {
 	bloom stats --json f.bf >f.json
 }
 
-# row P CLASSIC_BPK CLASSIC_K BLOCKED_BPK BLOCKED_K RATE: one row of the
+# table_row P CLASSIC_BPK CLASSIC_K BLOCKED_BPK BLOCKED_K RATE: one row of the
 # table in params.c, for n = 1e6 and target P.  Checks that
 #  - the classic m = -n ln p / (ln 2)^2 and k = round(m / n ln 2) are
 #    CLASSIC_BPK bits per key (two decimals) and CLASSIC_K;
@@ -50,7 +50,7 @@ made_with() {
 #    BLOCKED_K hashes, and no fewer bits than the classic m;
 #  - a blocked filter of the classic size, with the classic k, has the
 #    rate RATE (three significant digits).
-row() {
+table_row() {
 	made_with -n 1000000 -p "$1"
 	py '
 p, classic_bpk, classic_k, blocked_bpk, blocked_k, rate = sys.argv[1:]
@@ -70,11 +70,11 @@ assert d["capacity"] == n and d["target_fpr"] == p
 ' "$@"
 }
 
-@test "params.c table: p=0.1"		{ row 0.1	4.79 3	4.83 3	0.102; }
-@test "params.c table: p=0.01"		{ row 0.01	9.59 7	9.90 6	0.0116; }
-@test "params.c table: p=0.001"		{ row 0.001	14.38 10 15.49 9 0.00160; }
-@test "params.c table: p=0.0001"	{ row 0.0001	19.17 13 21.91 12 0.000279; }
-@test "params.c table: p=1e-6"		{ row 1e-6	28.76 20 38.51 16 0.0000192; }
+@test "params.c table: p=0.1"		{ table_row 0.1	4.79 3	4.83 3	0.102; }
+@test "params.c table: p=0.01"		{ table_row 0.01	9.59 7	9.90 6	0.0116; }
+@test "params.c table: p=0.001"		{ table_row 0.001	14.38 10 15.49 9 0.00160; }
+@test "params.c table: p=0.0001"	{ table_row 0.0001	19.17 13 21.91 12 0.000279; }
+@test "params.c table: p=1e-6"		{ table_row 1e-6	28.76 20 38.51 16 0.0000192; }
 
 # fewest P [-k K]: bloom create -n 1000000 -p P picks a size that meets P
 # with the k it chose, and one block fewer meets P with no k from 1 to 32
