@@ -123,17 +123,24 @@ most_keys(uint64_t nblocks, double fpr, unsigned hashes)
 	return lo;
 }
 
+/* The hash counts to try: the one fixed in p, or all. */
+static void
+hash_range(const struct params *p, unsigned *first, unsigned *last)
+{
+	*first = *last = p->hashes;
+	if (p->hashes == 0) {
+		*first = 1;
+		*last = HASHES_MAX;
+	}
+}
+
 static int
 solve_size(struct params *p)
 {
 	unsigned k, first, last;
 	uint64_t best = 0;
 
-	first = last = p->hashes;
-	if (p->hashes == 0) {
-		first = 1;
-		last = HASHES_MAX;
-	}
+	hash_range(p, &first, &last);
 	for (k = first; k <= last; k++) {
 		uint64_t nblocks = fewest_blocks(p->capacity, p->target_fpr, k);
 
@@ -160,11 +167,7 @@ solve_fpr(struct params *p)
 	unsigned k, first, last;
 	double fpr, best = 2.0;
 
-	first = last = p->hashes;
-	if (p->hashes == 0) {
-		first = 1;
-		last = HASHES_MAX;
-	}
+	hash_range(p, &first, &last);
 	for (k = first; k <= last; k++) {
 		fpr = params_fpr(p->capacity, p->nblocks, k);
 		if (fpr < best) {
@@ -186,11 +189,7 @@ solve_capacity(struct params *p)
 	unsigned k, first, last;
 	uint64_t n, best = 0;
 
-	first = last = p->hashes;
-	if (p->hashes == 0) {
-		first = 1;
-		last = HASHES_MAX;
-	}
+	hash_range(p, &first, &last);
 	for (k = first; k <= last; k++) {
 		n = most_keys(p->nblocks, p->target_fpr, k);
 		if (n > best) {
