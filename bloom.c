@@ -131,7 +131,8 @@ bloom_strerror(int s)
 	case BLOOM_EFPR:	return "invalid parameters (target fpr)";
 	case BLOOM_ECHECKSUM:	return "corrupt header (checksum mismatch)";
 	case BLOOM_ESIZE:	return "size mismatch";
-	case BLOOM_ETRUNCATED:	return "file was truncated while in use";
+	case BLOOM_ETRUNCATED:
+		return "file was truncated or could not be written while in use";
 	}
 	return "unknown error";
 }
@@ -275,13 +276,16 @@ temp_name(const char *dir, char *name, size_t size)
 static int
 open_unnamed(const char *dir, char *tmp, size_t size)
 {
-	int fd, tries;
+	int fd = -1, tries;
 
 	tmp[0] = '\0';
-	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
-	if (fd != -1 || (errno != EOPNOTSUPP && errno != EISDIR &&
-	    errno != EINVAL))
-		return fd;
+	/* An O_TMPFILE is given its name through /proc/self/fd. */
+	if (access("/proc/self/fd", F_OK) == 0) {
+		fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
+		if (fd != -1 || (errno != EOPNOTSUPP && errno != EISDIR &&
+		    errno != EINVAL))
+			return fd;
+	}
 	for (tries = 0; tries < 100; tries++) {
 		if (temp_name(dir, tmp, size) == -1)
 			return -1;
@@ -317,13 +321,10 @@ static int
 fill_new(int fd, const struct params *p, uint64_t seed)
 {
 	unsigned char hdr[BLOOM_HEADER_SIZE];
+	/* No overflow: nblocks is at most NBLOCKS_MAX, 2^40. */
 	uint64_t size = BLOOM_HEADER_SIZE + p->nblocks * BLOCK_BYTES;
 	int e;
 
-	if (size > (uint64_t)INT64_MAX) {
-		errno = EFBIG;
-		return -1;
-	}
 	e = posix_fallocate(fd, 0, (off_t)size);
 	if (e != 0) {
 		errno = e;
@@ -335,15 +336,43 @@ fill_new(int fd, const struct params *p, uint64_t seed)
 	return fsync(fd);
 }
 
-/* Makes the finished file fd (or tmp, if named) appear at path, waiting for
- * the users of a file it replaces to let go of it. */
+/* Opens the file at path, if any, and waits for an exclusive lock on it:
+ * until no add, check or stats uses it.  Returns the locked descriptor,
+ * NO_FILE if there is no file, or -1 with errno set. */
+#define NO_FILE	(-2)
+
+static int
+lock_old(const char *path)
+{
+	int old, e;
+
+	old = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (old == -1)
+		return errno == ENOENT ? NO_FILE : -1;
+	while (flock(old, LOCK_EX) == -1) {
+		if (errno != EINTR) {
+			e = errno;
+			close(old);
+			errno = e;
+			return -1;
+		}
+	}
+	return old;
+}
+
+/*
+ * Makes the finished file fd (or tmp, if named) appear at path.  To
+ * replace a file, it first waits for that file's users to let go of it,
+ * and only then gives the new file a name, so that a create interrupted
+ * while waiting leaves nothing behind.
+ */
 static int
 publish(int fd, const char *tmp, const char *dir, const char *path,
     int force)
 {
 	char proc[64], name[PATH_MAX];
 	const char *src = tmp;
-	int old, rc;
+	int old, rc = -1, e;
 
 	if (tmp[0] == '\0') {
 		snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
@@ -352,25 +381,23 @@ publish(int fd, const char *tmp, const char *dir, const char *path,
 	if (!force)
 		return linkat(AT_FDCWD, src, AT_FDCWD, path, AT_SYMLINK_FOLLOW);
 
+	old = lock_old(path);
+	if (old == -1)
+		return -1;
 	if (tmp[0] == '\0') {
 		if (temp_name(dir, name, sizeof name) == -1 ||
 		    linkat(AT_FDCWD, src, AT_FDCWD, name, AT_SYMLINK_FOLLOW))
-			return -1;
+			goto out;
 		src = name;
 	}
-	old = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (old != -1)
-		while (flock(old, LOCK_EX) == -1 && errno == EINTR)
-			continue;
 	rc = rename(src, path);
-	if (rc == -1 && src == name) {
-		int e = errno;
-
+	if (rc == -1 && src == name)
 		unlink(name);
-		errno = e;
-	}
-	if (old != -1)
+out:
+	e = errno;
+	if (old >= 0)
 		close(old);
+	errno = e;
 	return rc;
 }
 
@@ -410,7 +437,9 @@ bloom_create(const char *path, const struct params *p, uint64_t seed,
 	if (tmp[0] != '\0' && !force)
 		unlink(tmp);
 	close(fd);
-	if (sync_dir(dir) == -1)
+	/* Some file systems cannot sync a directory (EINVAL); the file is
+	 * there all the same. */
+	if (sync_dir(dir) == -1 && errno != EINVAL)
 		return BLOOM_ERRNO;
 	return BLOOM_OK;
 
@@ -421,6 +450,45 @@ fail:
 	close(fd);
 	errno = e;
 	return BLOOM_ERRNO;
+}
+
+/*
+ * Maps every page of the filter in one call.  For a filter in the page
+ * cache that costs a fraction of a second for gigabytes, against a fault
+ * per page otherwise, some ten times more for each page touched; so it is done up front for a full scan and,
+ * for lookups, once they are many enough to touch a good share of the
+ * pages.  Advice only: failure changes nothing but speed.
+ */
+static void
+prefault(struct bloom *b)
+{
+	b->prefaulted = 1;
+#ifdef MADV_POPULATE_READ
+	if (madvise(b->map, b->map_size, MADV_POPULATE_READ) == 0)
+		return;
+#endif
+	madvise(b->map, b->map_size, MADV_WILLNEED);
+}
+
+/* Returns 1 if size bytes take at most half of the machine's memory: a
+ * filter larger than that is left to fault in only what it needs. */
+static int
+fits_in_ram(uint64_t size)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+
+	return pages <= 0 || page_size <= 0 ||
+	    size / 2 <= (uint64_t)pages * (uint64_t)page_size;
+}
+
+/* Counts n more lookups, and prefaults once they reach PREFAULT_SHARE of
+ * the pages. */
+static inline void
+note_lookups(struct bloom *b, size_t n)
+{
+	b->lookups += n;
+	if (!b->prefaulted && b->lookups >= b->prefault_at)
+		prefault(b);
 }
 
 /* Opens path and takes a shared lock on the file that is at path once the
@@ -494,8 +562,9 @@ bloom_open(struct bloom *b, const char *path, int writable)
 	b->nblocks = b->hdr.nbits / BLOCK_BITS;
 	b->hashes = b->hdr.hashes;
 	b->seed = b->hdr.seed;
-	b->writable = writable;
 	b->prefault_at = b->map_size / PAGE_GUESS / PREFAULT_SHARE;
+	if (!fits_in_ram(b->map_size))
+		b->prefault_at = UINT64_MAX;
 	return BLOOM_OK;
 
 fail_errno:
@@ -548,34 +617,6 @@ count_inserted(struct bloom *b, uint64_t count)
 #else
 	__atomic_fetch_add(counter, count, __ATOMIC_RELAXED);
 #endif
-}
-
-/*
- * Maps every page of the filter in one call.  That costs a fraction of a
- * second for gigabytes, against a fault per page otherwise, some ten times
- * more for each page touched; so it is done up front for a full scan and,
- * for lookups, once they are many enough to touch a good share of the
- * pages.  Advice only: failure changes nothing but speed.
- */
-static void
-prefault(struct bloom *b)
-{
-	b->prefaulted = 1;
-#ifdef MADV_POPULATE_READ
-	if (madvise(b->map, b->map_size, MADV_POPULATE_READ) == 0)
-		return;
-#endif
-	madvise(b->map, b->map_size, MADV_WILLNEED);
-}
-
-/* Counts n more lookups, and prefaults once they reach PREFAULT_SHARE of
- * the pages. */
-static inline void
-note_lookups(struct bloom *b, size_t n)
-{
-	b->lookups += n;
-	if (!b->prefaulted && b->lookups >= b->prefault_at)
-		prefault(b);
 }
 
 /* Returns the high 64 bits of a * b. */
@@ -774,7 +815,7 @@ bloom_fill(struct bloom *b, uint64_t hist[BLOCK_BITS + 1])
 {
 	const uint64_t *word = (const uint64_t *)b->bits;
 
-	if (!b->prefaulted)
+	if (!b->prefaulted && fits_in_ram(b->map_size))
 		prefault(b);
 	memset(hist, 0, (BLOCK_BITS + 1) * sizeof hist[0]);
 #ifdef HAVE_POPCNT_DISPATCH

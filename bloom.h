@@ -60,7 +60,6 @@ struct bloom {
 	uint64_t nblocks;	/* 64-byte blocks in bits */
 	unsigned hashes;	/* bit positions per key */
 	uint64_t seed;		/* hash seed */
-	int writable;		/* mapped for writing */
 	uint64_t lookups;	/* keys added or tested so far */
 	uint64_t prefault_at;	/* lookups after which to map all pages */
 	int prefaulted;		/* all pages were mapped */

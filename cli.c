@@ -637,7 +637,7 @@ enum stream_end { STREAM_DONE, STREAM_STOP, STREAM_READ_ERROR,
 
 /*
  * Streams the lines of fd through the filter: reads big blocks, splits
- * them with memchr, and processes a batch of keys at a time.  A line that
+ * them into lines, and processes a batch of keys at a time.  A line that
  * does not fit the buffer grows it; a last line without a terminator is
  * still a line.
  */
@@ -847,7 +847,6 @@ cmd_add(int argc, char **argv)
 
 	memset(&job, 0, sizeof job);
 	job.adding = 1;
-	job.invert = 0;
 	job.delim = '\n';
 	while ((ch = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (ch) {

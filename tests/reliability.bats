@@ -134,6 +134,26 @@ load helpers
 	[[ "$output" == *"inserted: 0"* ]]
 }
 
+@test "create -f killed while it waits for the lock leaves nothing behind" {
+	bloom create -n 1000 --seed 1 f.bf
+	cp f.bf before
+	mkfifo feed
+	bloom add f.bf <feed &
+	local add=$!
+	exec 5>feed
+	sleep 0.2
+	bloom create -f -n 1000000 --seed 2 f.bf 5>&- &
+	local create=$!
+	sleep 0.5
+	kill -TERM "$create"
+	wait "$create" || true
+	exec 5>&-
+	wait "$add"
+	cmp f.bf before
+	run ls -A
+	[ "$output" = "$(printf 'before\nf.bf\nfeed')" ]
+}
+
 @test "a filter truncated while mapped: message and exit 2, no crash" {
 	bloom create -s 64M f.bf
 	mkfifo feed
@@ -148,7 +168,7 @@ load helpers
 	exec 5>&-
 	run wait "$pid"
 	[ "$status" -eq 2 ]
-	[ "$(cat err)" = "bloom: f.bf: file was truncated while in use" ]
+	[ "$(cat err)" = "bloom: f.bf: file was truncated or could not be written while in use" ]
 }
 
 @test "add with a missing input among several: reports it, adds the rest" {
