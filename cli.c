@@ -63,7 +63,8 @@ static const char *const synopsis[NCMD] = {
 
 static const char *const option_help[NCMD] = {
 	"Create an empty filter file sized for the given capacity and false-\n"
-	"positive rate; any two of -n, -p and -s determine the third.\n"
+	"positive rate; any two of -n, -p and -s determine the third (-s\n"
+	"alone keeps the rate of 0.01 and derives the capacity).\n"
 	"  -n capacity  items the filter is sized for (default 1000000)\n"
 	"  -p fpr       false-positive rate at capacity (default 0.01)\n"
 	"  -s size      bytes of bit array, with suffix K, M, G or T (powers of\n"
@@ -79,7 +80,8 @@ static const char *const option_help[NCMD] = {
 	"  -v           write the lines that are certainly not in the filter\n"
 	"  -c           write only the number of such lines\n"
 	"  -q           write nothing; the exit status tells\n"
-	"  -z           lines end with NUL, not newline\n",
+	"  -z           lines end with NUL, not newline\n"
+	"Exit status 0 if a line was selected, 1 if none, 2 on error.\n",
 	"Describe the filter: size, fill, estimated items and error rate.\n"
 	"  --json       one JSON object instead of key: value lines\n",
 	"Describe a command, or all of them.\n",
