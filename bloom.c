@@ -455,9 +455,10 @@ fail:
 /*
  * Maps every page of the filter in one call.  For a filter in the page
  * cache that costs a fraction of a second for gigabytes, against a fault
- * per page otherwise, some ten times more for each page touched; so it is done up front for a full scan and,
- * for lookups, once they are many enough to touch a good share of the
- * pages.  Advice only: failure changes nothing but speed.
+ * per page otherwise, some ten times more for each page touched; so it is
+ * done up front for a full scan and, for lookups, once they are many
+ * enough to touch a good share of the pages.  Advice only: failure changes
+ * nothing but speed.
  */
 static void
 prefault(struct bloom *b)
