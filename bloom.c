@@ -316,6 +316,43 @@ write_all(int fd, const unsigned char *buf, size_t len, off_t off)
 	return 0;
 }
 
+/* Returns 1 if size bytes take at most half of the machine's memory: a
+ * filter larger than that is left to fault in only what it needs. */
+static int
+fits_in_ram(uint64_t size)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+
+	return pages <= 0 || page_size <= 0 ||
+	    size / 2 <= (uint64_t)pages * (uint64_t)page_size;
+}
+
+/*
+ * Brings the new file's zeroed pages into the page cache in one pass.
+ * Populated in bulk, before anything touched them, they come as large
+ * folios that later mappings use whole; a first add that faulted them in
+ * page by page would leave 4 KiB pages, a TLB miss per lookup, for as long
+ * as the file stays cached.  For 10 M keys into 2 GiB that is about 3.4 s
+ * against 1 s for add, and 1.2 s against 0.6 s for check.  Advice only.
+ */
+static void
+warm_cache(int fd, uint64_t size)
+{
+	void *map;
+
+	if (!fits_in_ram(size) || size > SIZE_MAX)
+		return;
+	map = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		return;
+#ifdef MADV_POPULATE_READ
+	madvise(map, (size_t)size, MADV_POPULATE_READ);
+#else
+	madvise(map, (size_t)size, MADV_WILLNEED);
+#endif
+	munmap(map, (size_t)size);
+}
+
 /* Allocates every block of the file and writes its header. */
 static int
 fill_new(int fd, const struct params *p, uint64_t seed)
@@ -331,9 +368,10 @@ fill_new(int fd, const struct params *p, uint64_t seed)
 		return -1;
 	}
 	bloom_header_build(hdr, p, seed);
-	if (write_all(fd, hdr, sizeof hdr, 0) == -1)
+	if (write_all(fd, hdr, sizeof hdr, 0) == -1 || fsync(fd) == -1)
 		return -1;
-	return fsync(fd);
+	warm_cache(fd, size);
+	return 0;
 }
 
 /* Opens the file at path, if any, and waits for an exclusive lock on it:
@@ -469,17 +507,6 @@ prefault(struct bloom *b)
 		return;
 #endif
 	madvise(b->map, b->map_size, MADV_WILLNEED);
-}
-
-/* Returns 1 if size bytes take at most half of the machine's memory: a
- * filter larger than that is left to fault in only what it needs. */
-static int
-fits_in_ram(uint64_t size)
-{
-	long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
-
-	return pages <= 0 || page_size <= 0 ||
-	    size / 2 <= (uint64_t)pages * (uint64_t)page_size;
 }
 
 /* Counts n more lookups, and prefaults once they reach PREFAULT_SHARE of
