@@ -101,9 +101,10 @@ int bloom_open(struct bloom *b, const char *path, int writable);
 void bloom_close(struct bloom *b);
 
 /* Inserts the n <= BLOOM_BATCH keys in order; isnew[i] is set to 1 if key i
- * set at least one bit, else 0, and the header's inserted counter grows by
+ * missed a bit before, else 0, and the header's inserted counter grows by
  * the number of such keys.  Safe against other processes adding to the same
- * file at once.  Returns the number of new keys. */
+ * file at once, though two that add the same new key at the same instant
+ * may both call it new.  Returns the number of new keys. */
 size_t bloom_add(struct bloom *b, const struct bloom_key *keys, size_t n,
     unsigned char *isnew);
 
