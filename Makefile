@@ -10,6 +10,7 @@ CFLAGS = -O2 -g
 WARN = -std=c11 -Wall -Wextra -Wshadow -Wconversion -Wstrict-prototypes
 CPPFLAGS = -D_GNU_SOURCE -DBLOOM_VERSION_STRING=\"$(VERSION)\"
 LDLIBS = -lm
+THREADS = -pthread
 
 # make check SANITIZE=1 builds everything with ASan and UBSan.
 ifeq ($(SANITIZE),1)
@@ -18,17 +19,17 @@ CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 LDFLAGS += -fsanitize=address,undefined
 endif
 
-OBJ = cli.o bloom.o params.o hash.o
-HDR = bloom.h hash.h params.h
+OBJ = cli.o bloom.o lines.o params.o hash.o
+HDR = bloom.h hash.h lines.h params.h
 TESTBIN = tests/hashsum
 
 all: bloom
 
 bloom: $(OBJ)
-	$(CC) $(LDFLAGS) -o $@ $(OBJ) $(LDLIBS)
+	$(CC) $(THREADS) $(LDFLAGS) -o $@ $(OBJ) $(LDLIBS)
 
 .c.o:
-	$(CC) $(WARN) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(WARN) $(THREADS) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(OBJ): $(HDR)
 

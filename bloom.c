@@ -717,20 +717,16 @@ splitmix(uint64_t z)
 	}								\
 } while (0)
 
-/* Hashes a batch of keys and starts loading the blocks they fall in, so
- * that the cache misses of the batch overlap. */
-static void
-locate(const struct bloom *b, const struct bloom_key *keys, size_t n,
-    uint64_t *hv, uint64_t **block)
+uint64_t
+bloom_hash(const struct bloom *b, const void *key, size_t len)
 {
-	size_t i;
+	return hash64(key, len, b->seed);
+}
 
-	for (i = 0; i < n; i++) {
-		hv[i] = hash64(keys[i].data, keys[i].len, b->seed);
-		block[i] = (uint64_t *)(b->bits +
-		    mul_high(hv[i], b->nblocks) * BLOCK_BYTES);
-		__builtin_prefetch(block[i]);
-	}
+static inline uint64_t *
+block_of(const struct bloom *b, uint64_t h)
+{
+	return (uint64_t *)(b->bits + mul_high(h, b->nblocks) * BLOCK_BYTES);
 }
 
 /* Returns 1 if all the key's bits are set in block.  Without a branch per
@@ -763,18 +759,71 @@ set_bits(uint64_t *block, uint64_t h, unsigned hashes)
 	return 1;
 }
 
-size_t
-bloom_add(struct bloom *b, const struct bloom_key *keys, size_t n,
+/*
+ * The keys are taken in batches.  While one is tested, the blocks of the
+ * keys up to PREFETCH_AHEAD further on are loading.
+ */
+#define BATCH		16	/* keys tested before the new ones are set */
+#define PREFETCH_AHEAD	64	/* keys whose blocks load ahead */
+
+_Static_assert(BATCH <= UCHAR_MAX + 1, "batch index fits a byte");
+
+/*
+ * Adds a batch of n <= BATCH keys.  Whether a key is new is a coin toss
+ * when half the input repeats, so the batch is tested first without a
+ * branch per key, and only the keys that missed a bit are then visited to
+ * set theirs.  Each is tested again just before: a key set earlier in the
+ * batch may have set its bits (a repeat, or a false positive), and the
+ * answers must be those of adding the keys one at a time.
+ */
+static size_t
+add_batch(struct bloom *b, const uint64_t *hashes, size_t n,
     unsigned char *isnew)
 {
-	uint64_t hv[BLOOM_BATCH], *block[BLOOM_BATCH];
+	unsigned char missed[BATCH];	/* indices of keys that missed */
+	size_t i, j, nmissed = 0, fresh = 0;
+
+	for (i = 0; i < n; i++) {
+		isnew[i] = 0;
+		missed[nmissed] = (unsigned char)i;
+		nmissed += !has_bits(block_of(b, hashes[i]), hashes[i],
+		    b->hashes);
+	}
+	for (j = 0; j < nmissed; j++) {
+		i = missed[j];
+		isnew[i] = (unsigned char)set_bits(block_of(b, hashes[i]),
+		    hashes[i], b->hashes);
+		fresh += isnew[i];
+	}
+	return fresh;
+}
+
+/*
+ * Starts loading the blocks of the keys from the batch at i on that are
+ * PREFETCH_AHEAD keys away, or all of the first ones when i is 0.  A macro
+ * rather than a function: GCC finds that a function that only prefetches
+ * has no effect and drops the calls.
+ */
+#define PREFETCH_BATCH(b, hashes, i, n) do {				\
+	size_t from_ = (i) == 0 ? 0 : (i) + PREFETCH_AHEAD - BATCH;	\
+	size_t to_ = (i) + PREFETCH_AHEAD < (n) ?			\
+	    (i) + PREFETCH_AHEAD : (n);					\
+									\
+	for (; from_ < to_; from_++)					\
+		__builtin_prefetch(block_of((b), (hashes)[from_]));	\
+} while (0)
+
+size_t
+bloom_add(struct bloom *b, const uint64_t *hashes, size_t n,
+    unsigned char *isnew)
+{
 	size_t i, fresh = 0;
 
 	note_lookups(b, n);
-	locate(b, keys, n, hv, block);
-	for (i = 0; i < n; i++) {
-		isnew[i] = (unsigned char)set_bits(block[i], hv[i], b->hashes);
-		fresh += isnew[i];
+	for (i = 0; i < n; i += BATCH) {
+		PREFETCH_BATCH(b, hashes, i, n);
+		fresh += add_batch(b, hashes + i, n - i < BATCH ? n - i : BATCH,
+		    isnew + i);
 	}
 	if (fresh > 0)
 		count_inserted(b, fresh);
@@ -782,16 +831,17 @@ bloom_add(struct bloom *b, const struct bloom_key *keys, size_t n,
 }
 
 size_t
-bloom_test(struct bloom *b, const struct bloom_key *keys, size_t n,
+bloom_test(struct bloom *b, const uint64_t *hashes, size_t n,
     unsigned char *found)
 {
-	uint64_t hv[BLOOM_BATCH], *block[BLOOM_BATCH];
 	size_t i, count = 0;
 
 	note_lookups(b, n);
-	locate(b, keys, n, hv, block);
 	for (i = 0; i < n; i++) {
-		found[i] = (unsigned char)has_bits(block[i], hv[i], b->hashes);
+		if (i % BATCH == 0)
+			PREFETCH_BATCH(b, hashes, i, n);
+		found[i] = (unsigned char)has_bits(block_of(b, hashes[i]),
+		    hashes[i], b->hashes);
 		count += found[i];
 	}
 	return count;

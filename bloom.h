@@ -12,7 +12,6 @@
 #define BLOOM_VERSION		1	/* file format version */
 #define BLOOM_LAYOUT_BLOCKED512	1	/* layout id: 512-bit blocks */
 #define BLOOM_HASH_XXH3_64	1	/* hash id: XXH3-64 */
-#define BLOOM_BATCH		32	/* keys per add/test batch, at most */
 
 /* What a bloom function can fail with; BLOOM_ERRNO means see errno. */
 enum bloom_status {
@@ -66,12 +65,6 @@ struct bloom {
 	struct bloom_header hdr;	/* the header as validated at open */
 };
 
-/* A key: the bytes of one line without its terminator. */
-struct bloom_key {
-	const unsigned char *data;	/* first byte */
-	size_t len;			/* bytes */
-};
-
 /* Returns a short lower-case description of status s. */
 const char *bloom_strerror(int s);
 
@@ -100,18 +93,24 @@ int bloom_open(struct bloom *b, const char *path, int writable);
 /* Unmaps and closes b. */
 void bloom_close(struct bloom *b);
 
-/* Inserts the n <= BLOOM_BATCH keys in order; isnew[i] is set to 1 if key i
- * missed a bit before, else 0, and the header's inserted counter grows by
- * the number of such keys.  Safe against other processes adding to the same
- * file at once, though two that add the same new key at the same instant
- * may both call it new.  Returns the number of new keys. */
-size_t bloom_add(struct bloom *b, const struct bloom_key *keys, size_t n,
+/* Returns the hash of the len bytes of key that b files it under.  Reads
+ * nothing of b that changes while it is open: safe in any thread. */
+uint64_t bloom_hash(const struct bloom *b, const void *key, size_t len);
+
+/* Inserts the n keys with the given hashes in order; isnew[i] is set to
+ * 1 if key i missed a bit before, else 0, and the header's inserted
+ * counter grows by the number of such keys.  Safe against other processes
+ * adding to the same file at once, though two that add the same new key
+ * at the same instant may both call it new.  Returns the number of new
+ * keys. */
+size_t bloom_add(struct bloom *b, const uint64_t *hashes, size_t n,
     unsigned char *isnew);
 
-/* Tests the n <= BLOOM_BATCH keys; found[i] is set to 1 if key i may be in
- * the set, 0 if it certainly is not.  Returns the number found. */
-size_t bloom_test(struct bloom *b, const struct bloom_key *keys,
-    size_t n, unsigned char *found);
+/* Tests the n keys with the given hashes; found[i] is set to 1 if key i
+ * may be in the set, 0 if it certainly is not.  Returns the number
+ * found. */
+size_t bloom_test(struct bloom *b, const uint64_t *hashes, size_t n,
+    unsigned char *found);
 
 /* Returns the header's inserted counter as it is now. */
 uint64_t bloom_inserted(const struct bloom *b);

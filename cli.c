@@ -19,11 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
-
 #include "bloom.h"
+#include "lines.h"
 #include "params.h"
 
 #ifndef BLOOM_VERSION_STRING
@@ -33,7 +30,6 @@
 #define DEFAULT_CAPACITY	1000000
 #define DEFAULT_FPR		0.01
 #define MAX_DERIVED_FPR		0.5	/* -s with -n: the most we accept */
-#define INPUT_SIZE		(1 << 20)	/* first read buffer */
 #define OUTPUT_SIZE		(1 << 18)	/* output buffer */
 
 /* Exit statuses, as grep(1) has them. */
@@ -539,167 +535,90 @@ struct job {
 	int emit;		/* write the selected lines */
 	int quiet;		/* stop at the first selected line */
 	unsigned char delim;	/* line terminator */
-	struct bloom_key keys[BLOOM_BATCH];	/* the batch being gathered */
-	size_t nkeys;		/* keys in the batch */
 	uint64_t selected;	/* lines selected so far */
 	struct output out;	/* where selected lines go */
-	unsigned char *in;	/* input buffer */
-	size_t in_cap;		/* its size */
+	struct lines lines;	/* the line reader */
+	unsigned char *hit;	/* per line of a group: new, or found */
 };
 
 /*
- * Adds or tests the gathered keys and writes the selected ones.  For add,
- * a key is selected if it was new; for check, if it may be in the set (or,
+ * Adds or tests the lines of g and writes the selected ones.  For add, a
+ * line is selected if it was new; for check, if it may be in the set (or,
  * with -v, if it certainly is not).  Returns -1 if the output failed.
  */
 static int
-run_batch(struct job *job)
+run_group(struct job *job, const struct line_group *g)
 {
-	unsigned char hit[BLOOM_BATCH];
-	size_t i, n = job->nkeys;
+	unsigned char *hit = job->hit, sel[64];
+	size_t i, j, n, nsel;
 
-	job->nkeys = 0;
 	if (job->adding)
-		bloom_add(job->filter, job->keys, n, hit);
+		bloom_add(job->filter, g->hash, g->nlines, hit);
 	else
-		bloom_test(job->filter, job->keys, n, hit);
-	for (i = 0; i < n; i++) {
-		if (hit[i] == job->invert)
-			continue;
-		job->selected++;
-		if (job->emit && output_line(&job->out, job->keys[i].data,
-		    job->keys[i].len, job->delim) == -1)
-			return -1;
-	}
-	return 0;
-}
-
-static int
-gather(struct job *job, const unsigned char *line, size_t len)
-{
-	job->keys[job->nkeys].data = line;
-	job->keys[job->nkeys].len = len;
-	if (++job->nkeys == BLOOM_BATCH)
-		return run_batch(job);
-	return 0;
-}
-
-#ifdef __SSE2__
-/* Returns a mask with bit i set where p[i] is the terminator, 0 <= i < 64. */
-static inline uint64_t
-terminators64(const unsigned char *p, __m128i delim)
-{
-	uint64_t m[4];
-	int i;
-
-	for (i = 0; i < 4; i++)
-		m[i] = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(delim,
-		    _mm_loadu_si128((const __m128i *)(p + 16 * i))));
-	return m[0] | m[1] << 16 | m[2] << 32 | m[3] << 48;
-}
-#endif
-
-/*
- * Gathers every line of [line, end) that has its terminator; the search
- * starts at from, as the bytes before it hold none.  Returns the start of
- * the unterminated rest, or NULL if the output failed.  Where SSE2 is to
- * be had, 64 bytes are searched at once and each line costs a bit scan,
- * not a call to memchr.
- */
-static const unsigned char *
-split_lines(struct job *job, const unsigned char *line,
-    const unsigned char *from, const unsigned char *end)
-{
-	const unsigned char *nl;
-#ifdef __SSE2__
-	__m128i delim = _mm_set1_epi8((char)job->delim);
-
-	for (; end - from >= 64; from += 64) {
-		uint64_t mask = terminators64(from, delim);
-
-		for (; mask != 0; mask &= mask - 1) {
-			nl = from + __builtin_ctzll(mask);
-			if (gather(job, line, (size_t)(nl - line)) == -1)
-				return NULL;
-			line = nl + 1;
+		bloom_test(job->filter, g->hash, g->nlines, hit);
+	for (i = 0; i < g->nlines; i += n) {
+		n = g->nlines - i < sizeof sel ? g->nlines - i : sizeof sel;
+		/* Which lines are selected is often a coin toss: list them
+		 * without a branch per line. */
+		for (j = nsel = 0; j < n; j++) {
+			sel[nsel] = (unsigned char)j;
+			nsel += hit[i + j] != job->invert;
 		}
+		job->selected += nsel;
+		if (!job->emit)
+			continue;
+		for (j = 0; j < nsel; j++)
+			if (output_line(&job->out, g->line[i + sel[j]].data,
+			    g->line[i + sel[j]].len, job->delim) == -1)
+				return -1;
 	}
-#endif
-	while ((nl = memchr(from, job->delim, (size_t)(end - from))) != NULL) {
-		if (gather(job, line, (size_t)(nl - line)) == -1)
-			return NULL;
-		line = from = nl + 1;
-	}
-	return line;
+	return 0;
 }
 
 /* How a stream ended. */
 enum stream_end { STREAM_DONE, STREAM_STOP, STREAM_READ_ERROR,
     STREAM_WRITE_ERROR };
 
-/*
- * Streams the lines of fd through the filter: reads big blocks, splits
- * them into lines, and processes a batch of keys at a time.  A line that
- * does not fit the buffer grows it; a last line without a terminator is
- * still a line.
- */
+/* Streams the lines of fd through the filter.  After STREAM_READ_ERROR,
+ * errno says why. */
 static enum stream_end
 stream(struct job *job, int fd)
 {
-	size_t len = 0;		/* bytes in job->in */
-	size_t scanned = 0;	/* bytes known to hold no terminator */
-	ssize_t n;
+	const struct line_group *g;
+	enum stream_end e;
+	int err = 0;
 
+	lines_start(&job->lines, fd, job->filter);
 	for (;;) {
-		const unsigned char *p;
-		size_t start;
-
-		if (len == job->in_cap) {
-			unsigned char *bigger;
-
-			if (job->in_cap > SIZE_MAX / 2) {
-				errno = ENOMEM;
-				return STREAM_READ_ERROR;
-			}
-			bigger = realloc(job->in, job->in_cap * 2);
-			if (bigger == NULL)
-				return STREAM_READ_ERROR;
-			job->in = bigger;
-			job->in_cap *= 2;
-		}
-		/* The next read may wait for a slow producer: let the lines
-		 * selected so far go on down the pipeline first. */
-		if (output_flush(&job->out) == -1)
-			return STREAM_WRITE_ERROR;
-		n = read(fd, job->in + len, job->in_cap - len);
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
-			return STREAM_READ_ERROR;
-		}
-		if (n == 0)
+		/* Before waiting for input, let the lines selected so far
+		 * go on down the pipeline. */
+		if (!lines_ready(&job->lines) &&
+		    output_flush(&job->out) == -1) {
+			e = STREAM_WRITE_ERROR;
 			break;
-		len += (size_t)n;
-
-		p = split_lines(job, job->in, job->in + scanned,
-		    job->in + len);
-		if (p == NULL)
-			return STREAM_WRITE_ERROR;
-		if (job->nkeys > 0 && run_batch(job) == -1)
-			return STREAM_WRITE_ERROR;
-		if (job->quiet && job->selected > 0)
-			return STREAM_STOP;
-		start = (size_t)(p - job->in);
-		len -= start;
-		memmove(job->in, p, len);
-		scanned = len;
+		}
+		g = lines_next(&job->lines);
+		if (run_group(job, g) == -1) {
+			e = STREAM_WRITE_ERROR;
+			break;
+		}
+		if (job->quiet && job->selected > 0) {
+			e = STREAM_STOP;
+			break;
+		}
+		if (g->err != 0) {
+			err = g->err;
+			e = STREAM_READ_ERROR;
+			break;
+		}
+		if (g->last) {
+			e = STREAM_DONE;
+			break;
+		}
 	}
-	if (len > 0 && (gather(job, job->in, len) == -1 ||
-	    run_batch(job) == -1))
-		return STREAM_WRITE_ERROR;
-	if (job->quiet && job->selected > 0)
-		return STREAM_STOP;
-	return STREAM_DONE;
+	lines_stop(&job->lines);
+	errno = err;
+	return e;
 }
 
 static void
@@ -781,25 +700,38 @@ output_error(const struct output *out)
 		warnx("write error: %s", strerror(out->err));
 }
 
+/* Sets up job's buffers and line reader; job_free undoes it.  Returns 0,
+ * or -1 after saying why not. */
 static int
 job_init(struct job *job)
 {
-	job->in_cap = INPUT_SIZE;
-	job->in = malloc(job->in_cap);
 	job->out.cap = OUTPUT_SIZE;
 	job->out.buf = malloc(job->out.cap);
-	if (job->in == NULL || job->out.buf == NULL) {
-		warnx("out of memory");
-		return -1;
+	job->hit = malloc(LINES_MAX);
+	if (job->out.buf == NULL || job->hit == NULL) {
+		errno = ENOMEM;
+		goto fail;
 	}
+	if (lines_init(&job->lines, job->delim) == -1)
+		goto fail;
 	return 0;
+fail:
+	warnx("%s", errno == ENOMEM ? "out of memory" : strerror(errno));
+	free(job->out.buf);
+	free(job->hit);
+	job->out.buf = NULL;
+	job->hit = NULL;
+	return -1;
 }
 
 static void
 job_free(struct job *job)
 {
-	free(job->in);
+	if (job->out.buf == NULL)
+		return;
+	lines_free(&job->lines);
 	free(job->out.buf);
+	free(job->hit);
 }
 
 /* Opens the filter for add, creating it with the defaults if missing. */

@@ -1,0 +1,373 @@
+/*
+ * The line reader.  Reading, splitting and hashing cost about as much as
+ * the filter work on the lines, so a helper thread does them while the
+ * caller adds or tests the lines read before: LINES_GROUPS groups of lines
+ * go round, one being filled, one waiting and one in use.  Each group holds
+ * one read(2) of the input and the lines that end in it; the start of a
+ * line that does not end there is carried to the next group.
+ *
+ * A small regular file is read without a thread, as is any input when no
+ * thread can be had: lines_next then fills the group itself.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#include "lines.h"
+
+#define READ_SIZE	(1 << 20)	/* first size of a group's buffer */
+#define SMALL_INPUT	(1 << 20)	/* files read without a thread */
+
+int
+lines_init(struct lines *r, unsigned char delim)
+{
+	unsigned i;
+	int saved;
+
+	memset(r, 0, sizeof *r);
+	r->delim = delim;
+	r->wake[0] = r->wake[1] = -1;
+	for (i = 0; i < LINES_GROUPS; i++) {
+		struct line_group *g = &r->group[i];
+
+		g->cap = READ_SIZE;
+		g->buf = malloc(g->cap);
+		g->line = malloc(LINES_MAX * sizeof g->line[0]);
+		g->hash = malloc(LINES_MAX * sizeof g->hash[0]);
+		if (g->buf == NULL || g->line == NULL || g->hash == NULL)
+			goto fail;
+	}
+	if (pipe2(r->wake, O_CLOEXEC) == -1)
+		goto fail;
+	if ((errno = pthread_mutex_init(&r->lock, NULL)) != 0)
+		goto fail;
+	if ((errno = pthread_cond_init(&r->filled, NULL)) != 0) {
+		pthread_mutex_destroy(&r->lock);
+		goto fail;
+	}
+	if ((errno = pthread_cond_init(&r->freed, NULL)) != 0) {
+		pthread_cond_destroy(&r->filled);
+		pthread_mutex_destroy(&r->lock);
+		goto fail;
+	}
+	return 0;
+fail:
+	saved = errno;
+	for (i = 0; i < LINES_GROUPS; i++) {
+		free(r->group[i].buf);
+		free(r->group[i].line);
+		free(r->group[i].hash);
+	}
+	if (r->wake[0] != -1) {
+		close(r->wake[0]);
+		close(r->wake[1]);
+	}
+	errno = saved;
+	return -1;
+}
+
+void
+lines_free(struct lines *r)
+{
+	unsigned i;
+
+	for (i = 0; i < LINES_GROUPS; i++) {
+		free(r->group[i].buf);
+		free(r->group[i].line);
+		free(r->group[i].hash);
+	}
+	close(r->wake[0]);
+	close(r->wake[1]);
+	pthread_cond_destroy(&r->freed);
+	pthread_cond_destroy(&r->filled);
+	pthread_mutex_destroy(&r->lock);
+}
+
+/*
+ * Reads what is there, up to len bytes.  The helper first waits for fd to
+ * be readable or for lines_stop to write to the wake pipe, so that a stop
+ * never waits for input that may not come.  Returns the byte count, 0 at
+ * the end of the input or when stopped, or -1 with errno set.
+ */
+static ssize_t
+read_input(struct lines *r, unsigned char *buf, size_t len)
+{
+	struct pollfd pfd[2];
+	ssize_t n;
+
+	for (;;) {
+		if (r->threaded) {
+			pfd[0].fd = r->fd;
+			pfd[0].events = POLLIN;
+			pfd[1].fd = r->wake[0];
+			pfd[1].events = POLLIN;
+			if (poll(pfd, 2, -1) == -1) {
+				if (errno == EINTR)
+					continue;
+				return -1;
+			}
+			if (pfd[1].revents != 0)
+				return 0;
+		}
+		n = read(r->fd, buf, len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		return n;
+	}
+}
+
+/* Makes g's buffer at least size bytes; it holds no lines yet.  Returns 0,
+ * or -1 with errno set. */
+static int
+grow(struct line_group *g, size_t size)
+{
+	unsigned char *bigger;
+
+	if (size <= g->cap)
+		return 0;
+	bigger = realloc(g->buf, size);
+	if (bigger == NULL)
+		return -1;
+	g->buf = bigger;
+	g->cap = size;
+	return 0;
+}
+
+#ifdef __SSE2__
+/* Returns a mask with bit i set where p[i] is the terminator, 0 <= i < 64. */
+static inline uint64_t
+terminators64(const unsigned char *p, __m128i delim)
+{
+	uint64_t m[4];
+	int i;
+
+	for (i = 0; i < 4; i++)
+		m[i] = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(delim,
+		    _mm_loadu_si128((const __m128i *)(p + 16 * i))));
+	return m[0] | m[1] << 16 | m[2] << 32 | m[3] << 48;
+}
+#endif
+
+/*
+ * Lists the lines of g->buf that end in [*scanned, len), the first starting
+ * at *start, while g has room; the bytes from *start to *scanned hold no
+ * terminator.  Moves *start to the first line not listed and *scanned to
+ * where the search stopped.  Where SSE2 is to be had, 64 bytes are searched
+ * at once and each line costs a bit scan, not a call to memchr.
+ */
+static void
+split(const struct lines *r, struct line_group *g, size_t *start,
+    size_t *scanned, size_t len)
+{
+	const unsigned char *line = g->buf + *start, *from = g->buf + *scanned;
+	const unsigned char *end = g->buf + len, *nl;
+	size_t n = g->nlines;
+#ifdef __SSE2__
+	__m128i delim = _mm_set1_epi8((char)r->delim);
+
+	for (; end - from >= 64 && LINES_MAX - n >= 64; from += 64) {
+		uint64_t mask = terminators64(from, delim);
+
+		for (; mask != 0; mask &= mask - 1) {
+			nl = from + __builtin_ctzll(mask);
+			g->line[n].data = line;
+			g->line[n++].len = (size_t)(nl - line);
+			line = nl + 1;
+		}
+	}
+#endif
+	while (n < LINES_MAX &&
+	    (nl = memchr(from, r->delim, (size_t)(end - from))) != NULL) {
+		g->line[n].data = line;
+		g->line[n++].len = (size_t)(nl - line);
+		line = from = nl + 1;
+	}
+	*start = (size_t)(line - g->buf);
+	*scanned = n < LINES_MAX ? len : (size_t)(from - g->buf);
+	g->nlines = n;
+}
+
+/*
+ * Fills g with the next lines: the bytes carried from the group before,
+ * then one read's worth, or more while no line has ended.  At the end of
+ * the input a last line without a terminator is still a line; after a
+ * failed read the unended line is dropped and g->err says why.
+ */
+static void
+fill(struct lines *r, struct line_group *g, const struct bloom *filter)
+{
+	size_t len = r->carry_len, start = 0, scanned = r->carry_scanned, i;
+	ssize_t n;
+
+	g->nlines = 0;
+	g->err = 0;
+	g->last = 0;
+	if (grow(g, len > SIZE_MAX / 2 ? SIZE_MAX : 2 * len) == -1) {
+		r->eof = 1;
+		r->err = errno;
+		len = scanned = 0;
+	} else if (len > 0)
+		memcpy(g->buf, r->carry, len);
+	while (!r->eof) {
+		if (len < g->cap) {
+			n = read_input(r, g->buf + len, g->cap - len);
+			if (n == -1) {
+				r->eof = 1;
+				r->err = errno;
+			} else if (n == 0)
+				r->eof = 1;
+			else
+				len += (size_t)n;
+		}
+		split(r, g, &start, &scanned, len);
+		if (g->nlines > 0)
+			break;
+		if (len == g->cap && grow(g, g->cap > SIZE_MAX / 2 ?
+		    SIZE_MAX : 2 * g->cap) == -1) {
+			r->eof = 1;
+			r->err = errno;
+		}
+	}
+	if (r->eof) {
+		split(r, g, &start, &scanned, len);
+		if (scanned == len) {
+			if (r->err != 0) {
+				g->err = r->err;
+				start = len;
+			} else if (start < len && g->nlines < LINES_MAX) {
+				g->line[g->nlines].data = g->buf + start;
+				g->line[g->nlines++].len = len - start;
+				start = len;
+			}
+			g->last = start == len;
+		}
+	}
+	for (i = 0; i < g->nlines; i++)
+		g->hash[i] = bloom_hash(filter, g->line[i].data,
+		    g->line[i].len);
+	r->carry = g->buf + start;
+	r->carry_len = len - start;
+	r->carry_scanned = scanned - start;
+}
+
+/* The helper thread: fills the groups in turn until the input ends or
+ * lines_stop says to stop. */
+static void *
+helper(void *arg)
+{
+	struct lines *r = arg;
+	struct line_group *g;
+	int last;
+
+	do {
+		pthread_mutex_lock(&r->lock);
+		while (!r->stop && r->queued + (size_t)r->held == LINES_GROUPS)
+			pthread_cond_wait(&r->freed, &r->lock);
+		if (r->stop) {
+			pthread_mutex_unlock(&r->lock);
+			break;
+		}
+		pthread_mutex_unlock(&r->lock);
+		g = &r->group[r->fill];
+		fill(r, g, r->filter);
+		last = g->last;
+		r->fill = (r->fill + 1) % LINES_GROUPS;
+		pthread_mutex_lock(&r->lock);
+		r->queued++;
+		pthread_cond_signal(&r->filled);
+		pthread_mutex_unlock(&r->lock);
+	} while (!last);
+	return NULL;
+}
+
+void
+lines_start(struct lines *r, int fd, const struct bloom *filter)
+{
+	struct stat st;
+
+	r->fd = fd;
+	r->filter = filter;
+	r->threaded = 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_size < SMALL_INPUT)
+		return;
+	r->threaded = 1;
+	if (pthread_create(&r->thread, NULL, helper, r) != 0)
+		r->threaded = 0;
+}
+
+int
+lines_ready(struct lines *r)
+{
+	int ready;
+
+	if (!r->threaded)
+		return 0;
+	pthread_mutex_lock(&r->lock);
+	ready = r->queued > 0;
+	pthread_mutex_unlock(&r->lock);
+	return ready;
+}
+
+const struct line_group *
+lines_next(struct lines *r)
+{
+	struct line_group *g = &r->group[r->take];
+
+	r->take = (r->take + 1) % LINES_GROUPS;
+	if (!r->threaded) {
+		fill(r, g, r->filter);
+		return g;
+	}
+	pthread_mutex_lock(&r->lock);
+	if (r->held) {
+		r->held = 0;
+		pthread_cond_signal(&r->freed);
+	}
+	while (r->queued == 0)
+		pthread_cond_wait(&r->filled, &r->lock);
+	r->queued--;
+	r->held = 1;
+	pthread_mutex_unlock(&r->lock);
+	return g;
+}
+
+void
+lines_stop(struct lines *r)
+{
+	unsigned char byte = 0, drain[64];
+
+	if (r->threaded) {
+		pthread_mutex_lock(&r->lock);
+		r->stop = 1;
+		pthread_cond_signal(&r->freed);
+		pthread_mutex_unlock(&r->lock);
+		while (write(r->wake[1], &byte, 1) == -1 && errno == EINTR)
+			continue;
+		pthread_join(r->thread, NULL);
+		/* Empty the pipe for the next input; it holds one byte. */
+		while (read(r->wake[0], drain, sizeof drain) == -1 &&
+		    errno == EINTR)
+			continue;
+	}
+	r->threaded = 0;
+	r->eof = 0;
+	r->err = 0;
+	r->queued = 0;
+	r->held = 0;
+	r->stop = 0;
+	r->fill = 0;
+	r->take = 0;
+	r->carry = NULL;
+	r->carry_len = 0;
+	r->carry_scanned = 0;
+}

@@ -1,0 +1,82 @@
+/* lines.h: interface of lines.c, the line reader: reads a descriptor in big
+ * blocks, splits it into lines and hashes each for the filter, in a helper
+ * thread so that this overlaps the filter work. */
+#ifndef BLOOM_LINES_H
+#define BLOOM_LINES_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bloom.h"
+
+#define LINES_GROUPS	3	/* groups in flight: read, queued, in use */
+#define LINES_MAX	(1 << 16)	/* lines in a group, at most */
+
+/* A line: its bytes, without the terminator, in the reader's buffer. */
+struct line {
+	const unsigned char *data;	/* first byte */
+	size_t len;			/* bytes */
+};
+
+/* The lines of one read, in order. */
+struct line_group {
+	unsigned char *buf;	/* the bytes the lines are in */
+	size_t cap;		/* size of buf */
+	struct line *line;	/* the lines */
+	uint64_t *hash;		/* bloom_hash of each line */
+	size_t nlines;		/* lines in line and hash */
+	int err;		/* errno of a read that failed after them, or 0 */
+	int last;		/* the input ends after them */
+};
+
+/* The reader of one descriptor at a time. */
+struct lines {
+	const struct bloom *filter;	/* whose hash the lines get */
+	unsigned char delim;		/* line terminator */
+	int fd;				/* the descriptor read */
+	int eof;			/* no more to read: end of input or
+					 * an error */
+	int err;			/* errno of the failed read, or 0 */
+	int threaded;			/* a helper thread fills the groups */
+	pthread_t thread;		/* the helper */
+	pthread_mutex_t lock;		/* guards queued, held and stop */
+	pthread_cond_t filled;		/* a group was queued */
+	pthread_cond_t freed;		/* a group was given back */
+	int wake[2];			/* a pipe: written to stop the helper
+					 * waiting for input */
+	size_t queued;			/* groups filled, not yet taken */
+	int held;			/* the caller holds a group */
+	int stop;			/* the helper is to stop */
+	unsigned fill;			/* next group to fill */
+	unsigned take;			/* next group to take */
+	const unsigned char *carry;	/* bytes for the next group: the */
+	size_t carry_len;		/* start of a line not yet ended */
+	size_t carry_scanned;		/* carry bytes known to hold no
+					 * terminator */
+	struct line_group group[LINES_GROUPS];	/* the groups */
+};
+
+/* Sets r up to read lines ending with delim.  Returns 0, or -1 with errno
+ * set. */
+int lines_init(struct lines *r, unsigned char delim);
+
+/* Starts reading fd, hashing the lines for filter: in a helper thread if
+ * one can be had and fd is not a small file. */
+void lines_start(struct lines *r, int fd, const struct bloom *filter);
+
+/* Returns 1 if lines_next would not wait for input, else 0. */
+int lines_ready(struct lines *r);
+
+/* Returns the next group of lines, waiting for them if need be; the group
+ * returned before is given back.  After a group with last set, call
+ * lines_stop before reading anything more. */
+const struct line_group *lines_next(struct lines *r);
+
+/* Stops reading, whether or not the input was read to the end. */
+void lines_stop(struct lines *r);
+
+/* Frees what lines_init allocated. */
+void lines_free(struct lines *r);
+
+#endif
