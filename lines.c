@@ -7,13 +7,15 @@
  * line that does not end there is carried to the next group.
  *
  * A small regular file is read without a thread, as is any input when no
- * thread can be had: lines_next then fills the group itself.
+ * thread can be had or only one processor may run this process:
+ * lines_next then fills the group itself.
  */
 #include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,6 +29,17 @@
 #define READ_SIZE	(1 << 20)	/* first size of a group's buffer */
 #define SMALL_INPUT	(1 << 20)	/* files read without a thread */
 
+/* Returns 1 if this process may run on more than one processor. */
+static int
+several_cpus(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof set, &set) == -1)
+		return 1;	/* more processors than a cpu_set_t holds */
+	return CPU_COUNT(&set) > 1;
+}
+
 int
 lines_init(struct lines *r, unsigned char delim)
 {
@@ -35,6 +48,7 @@ lines_init(struct lines *r, unsigned char delim)
 
 	memset(r, 0, sizeof *r);
 	r->delim = delim;
+	r->parallel = several_cpus();
 	r->wake[0] = r->wake[1] = -1;
 	for (i = 0; i < LINES_GROUPS; i++) {
 		struct line_group *g = &r->group[i];
@@ -297,8 +311,8 @@ lines_start(struct lines *r, int fd, const struct bloom *filter)
 	r->fd = fd;
 	r->filter = filter;
 	r->threaded = 0;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    st.st_size < SMALL_INPUT)
+	if (!r->parallel || (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_size < SMALL_INPUT))
 		return;
 	r->threaded = 1;
 	if (pthread_create(&r->thread, NULL, helper, r) != 0)

@@ -38,6 +38,7 @@ struct lines {
 	int eof;			/* no more to read: end of input or
 					 * an error */
 	int err;			/* errno of the failed read, or 0 */
+	int parallel;			/* may run on several processors */
 	int threaded;			/* a helper thread fills the groups */
 	pthread_t thread;		/* the helper */
 	pthread_mutex_t lock;		/* guards queued, held and stop */
@@ -62,7 +63,7 @@ struct lines {
 int lines_init(struct lines *r, unsigned char delim);
 
 /* Starts reading fd, hashing the lines for filter: in a helper thread if
- * one can be had and fd is not a small file. */
+ * one can be had, two processors may run it and fd is not a small file. */
 void lines_start(struct lines *r, int fd, const struct bloom *filter);
 
 /* Returns 1 if lines_next would not wait for input, else 0. */
