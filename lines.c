@@ -60,7 +60,7 @@ lines_init(struct lines *r, unsigned char delim)
 		if (g->buf == NULL || g->line == NULL || g->hash == NULL)
 			goto fail;
 	}
-	if (pipe2(r->wake, O_CLOEXEC) == -1)
+	if (pipe2(r->wake, O_CLOEXEC | O_NONBLOCK) == -1)
 		goto fail;
 	if ((errno = pthread_mutex_init(&r->lock, NULL)) != 0)
 		goto fail;
@@ -156,6 +156,22 @@ grow(struct line_group *g, size_t size)
 	return 0;
 }
 
+/* Gives back the memory a long line made g's buffer take, unless the
+ * len bytes to go in it need it. */
+static void
+shrink(struct line_group *g, size_t len)
+{
+	unsigned char *smaller;
+
+	if (g->cap <= READ_SIZE || len > READ_SIZE / 2)
+		return;
+	smaller = realloc(g->buf, READ_SIZE);
+	if (smaller != NULL) {
+		g->buf = smaller;
+		g->cap = READ_SIZE;
+	}
+}
+
 #ifdef __SSE2__
 /* Returns a mask with bit i set where p[i] is the terminator, 0 <= i < 64. */
 static inline uint64_t
@@ -225,31 +241,32 @@ fill(struct lines *r, struct line_group *g, const struct bloom *filter)
 	g->nlines = 0;
 	g->err = 0;
 	g->last = 0;
-	if (grow(g, len > SIZE_MAX / 2 ? SIZE_MAX : 2 * len) == -1) {
+	shrink(g, len);
+	if (grow(g, len) == -1) {
 		r->eof = 1;
 		r->err = errno;
 		len = scanned = 0;
 	} else if (len > 0)
 		memcpy(g->buf, r->carry, len);
-	while (!r->eof) {
-		if (len < g->cap) {
-			n = read_input(r, g->buf + len, g->cap - len);
-			if (n == -1) {
-				r->eof = 1;
-				r->err = errno;
-			} else if (n == 0)
-				r->eof = 1;
-			else
-				len += (size_t)n;
-		}
-		split(r, g, &start, &scanned, len);
-		if (g->nlines > 0)
-			break;
+	/* Lines the carry already holds go out before any read that may
+	 * wait, and keep the carry from growing. */
+	split(r, g, &start, &scanned, len);
+	while (!r->eof && g->nlines == 0) {
 		if (len == g->cap && grow(g, g->cap > SIZE_MAX / 2 ?
 		    SIZE_MAX : 2 * g->cap) == -1) {
 			r->eof = 1;
 			r->err = errno;
+			break;
 		}
+		n = read_input(r, g->buf + len, g->cap - len);
+		if (n == -1) {
+			r->eof = 1;
+			r->err = errno;
+		} else if (n == 0)
+			r->eof = 1;
+		else
+			len += (size_t)n;
+		split(r, g, &start, &scanned, len);
 	}
 	if (r->eof) {
 		split(r, g, &start, &scanned, len);
@@ -365,11 +382,13 @@ lines_stop(struct lines *r)
 		r->stop = 1;
 		pthread_cond_signal(&r->freed);
 		pthread_mutex_unlock(&r->lock);
+		/* The pipe is empty and non-blocking: this cannot fail but
+		 * for a signal. */
 		while (write(r->wake[1], &byte, 1) == -1 && errno == EINTR)
 			continue;
 		pthread_join(r->thread, NULL);
-		/* Empty the pipe for the next input; it holds one byte. */
-		while (read(r->wake[0], drain, sizeof drain) == -1 &&
+		/* Empty the pipe for the next input. */
+		while (read(r->wake[0], drain, sizeof drain) > 0 ||
 		    errno == EINTR)
 			continue;
 	}
