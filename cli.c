@@ -49,8 +49,8 @@ static const char *const command_name[NCMD] = {
 
 /* The SYNOPSIS of bloom(1), line for line. */
 static const char *const synopsis[NCMD] = {
-	"bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]\n"
-	"             [--seed n] filter",
+	("bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]\n"
+	"             [--seed n] filter"),
 	"bloom add [-Nz] [--sync] filter [file ...]",
 	"bloom check [-cqvz] filter [file ...]",
 	"bloom stats [--json] filter",
@@ -58,7 +58,7 @@ static const char *const synopsis[NCMD] = {
 };
 
 static const char *const option_help[NCMD] = {
-	"Create an empty filter file sized for the given capacity and false-\n"
+	("Create an empty filter file sized for the given capacity and false-\n"
 	"positive rate; any two of -n, -p and -s determine the third (-s\n"
 	"alone keeps the rate of 0.01 and derives the capacity).\n"
 	"  -n capacity  items the filter is sized for (default 1000000)\n"
@@ -67,19 +67,19 @@ static const char *const option_help[NCMD] = {
 	"               1024); rounded down to whole 64-byte blocks\n"
 	"  -k hashes    bits per item, 1 to 32 (default: the best for the size)\n"
 	"  --seed n     hash seed (default: random)\n"
-	"  -f           replace an existing file\n",
-	"Add lines to the filter, creating it with the defaults if missing.\n"
+	"  -f           replace an existing file\n"),
+	("Add lines to the filter, creating it with the defaults if missing.\n"
 	"  -N, --new    write the lines that were not yet in the filter\n"
 	"  -z           lines end with NUL, not newline\n"
-	"  --sync       write the filter to stable storage before exiting\n",
-	"Write the lines that may be in the filter.\n"
+	"  --sync       write the filter to stable storage before exiting\n"),
+	("Write the lines that may be in the filter.\n"
 	"  -v           write the lines that are certainly not in the filter\n"
 	"  -c           write only the number of such lines\n"
 	"  -q           write nothing; the exit status tells\n"
 	"  -z           lines end with NUL, not newline\n"
-	"Exit status 0 if a line was selected, 1 if none, 2 on error.\n",
-	"Describe the filter: size, fill, estimated items and error rate.\n"
-	"  --json       one JSON object instead of key: value lines\n",
+	"Exit status 0 if a line was selected, 1 if none, 2 on error.\n"),
+	("Describe the filter: size, fill, estimated items and error rate.\n"
+	"  --json       one JSON object instead of key: value lines\n"),
 	"Describe a command, or all of them.\n",
 };
 
@@ -171,22 +171,22 @@ bad_option(enum command cmd, int ch, char **argv, const char *shortopts,
 	const struct option *o;
 
 	if (ch == ':' && optopt < 256 && strchr(shortopts, optopt) != NULL)
-		usage_error(cmd, "%s: option '-%c' needs a value", name,
+		usage_error((int)cmd, "%s: option '-%c' needs a value", name,
 		    optopt);
 	if (ch == ':')
-		usage_error(cmd, "%s: option '%s' needs a value", name,
+		usage_error((int)cmd, "%s: option '%s' needs a value", name,
 		    argv[optind - 1]);
 	if (optopt == 0)
-		usage_error(cmd, "%s: unknown option '%s'", name,
+		usage_error((int)cmd, "%s: unknown option '%s'", name,
 		    argv[optind - 1]);
 	/* A letter getopt knows is a long option given a value: as a short
 	 * one it would have been accepted. */
 	if (optopt >= 256 || strchr(shortopts, optopt) != NULL)
 		for (o = longopts; o->name != NULL; o++)
 			if (o->val == optopt)
-				usage_error(cmd, "%s: option '--%s' takes no "
+				usage_error((int)cmd, "%s: option '--%s' takes no "
 				    "value", name, o->name);
-	usage_error(cmd, "%s: unknown option '-%c'", name, optopt);
+	usage_error((int)cmd, "%s: unknown option '-%c'", name, optopt);
 }
 
 static void
