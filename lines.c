@@ -40,6 +40,23 @@ several_cpus(void)
 	return CPU_COUNT(&set) > 1;
 }
 
+/* Frees the groups and closes the wake pipe, as far as they were made. */
+static void
+free_buffers(struct lines *r)
+{
+	unsigned i;
+
+	for (i = 0; i < LINES_GROUPS; i++) {
+		free(r->group[i].buf);
+		free(r->group[i].line);
+		free(r->group[i].hash);
+	}
+	if (r->wake[0] != -1) {
+		close(r->wake[0]);
+		close(r->wake[1]);
+	}
+}
+
 int
 lines_init(struct lines *r, unsigned char delim)
 {
@@ -76,15 +93,7 @@ lines_init(struct lines *r, unsigned char delim)
 	return 0;
 fail:
 	saved = errno;
-	for (i = 0; i < LINES_GROUPS; i++) {
-		free(r->group[i].buf);
-		free(r->group[i].line);
-		free(r->group[i].hash);
-	}
-	if (r->wake[0] != -1) {
-		close(r->wake[0]);
-		close(r->wake[1]);
-	}
+	free_buffers(r);
 	errno = saved;
 	return -1;
 }
@@ -92,15 +101,7 @@ fail:
 void
 lines_free(struct lines *r)
 {
-	unsigned i;
-
-	for (i = 0; i < LINES_GROUPS; i++) {
-		free(r->group[i].buf);
-		free(r->group[i].line);
-		free(r->group[i].hash);
-	}
-	close(r->wake[0]);
-	close(r->wake[1]);
+	free_buffers(r);
 	pthread_cond_destroy(&r->freed);
 	pthread_cond_destroy(&r->filled);
 	pthread_mutex_destroy(&r->lock);
