@@ -19,8 +19,10 @@ CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 LDFLAGS += -fsanitize=address,undefined
 endif
 
-OBJ = cli.o bloom.o lines.o params.o hash.o
-HDR = bloom.h hash.h lines.h params.h
+OBJ = cli.o engine.o output.o stats.o lines.o create.o bloom.o segments.o \
+	format.o params.o hash.o
+HDR = bloom.h create.h engine.h format.h hash.h lines.h output.h params.h \
+	segments.h stats.h
 TESTBIN = tests/hashsum
 
 all: bloom
@@ -63,10 +65,10 @@ FUZZ_SECONDS = 60
 FUZZCC = clang
 FUZZ_CORPUS = tests/fuzz/corpus
 
-tests/fuzz/header: tests/fuzz/header.c bloom.c hash.c params.c $(HDR)
+tests/fuzz/header: tests/fuzz/header.c format.c hash.c params.c $(HDR)
 	$(FUZZCC) -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all $(CPPFLAGS) -I. -o $@ \
-		tests/fuzz/header.c bloom.c hash.c params.c -lm
+		tests/fuzz/header.c format.c hash.c params.c -lm
 
 fuzz: tests/fuzz/header
 	mkdir -p $(FUZZ_CORPUS)

@@ -1,25 +1,12 @@
 /*
- * The filter file: format, atomic creation, mapping, add, test and fill.
+ * The filter file: atomic creation, opening and mapping, and add, test
+ * and fill over its segments.  The format is format.c's; which segments
+ * are live and which takes adds is segments.c's.
  *
- * A filter is a BLOOM_HEADER_SIZE-byte little-endian header followed by the
- * bit array, nbits / 512 blocks of 64 bytes.  Bit i of a block is bit i % 8
- * of its byte i / 8, so the array reads the same on any host.
- *
- *	offset	size	field
- *	0	8	magic "\211BLOOM\r\n"
- *	8	4	format version (1)
- *	12	4	header size (128)
- *	16	4	layout (1: blocked, 512-bit blocks)
- *	20	4	hash (1: XXH3-64)
- *	24	8	seed
- *	32	8	bit count
- *	40	4	hash count
- *	44	4	reserved, zero
- *	48	8	capacity
- *	56	8	target false-positive rate, IEEE 754 binary64
- *	64	8	checksum: XXH3-64, seed 0, of bytes 0 to 63
- *	72	8	inserted counter
- *	80	48	reserved, zero
+ * Bit i of a block is bit i % 8 of its byte i / 8, so an array reads the
+ * same on any host.  A key's block is chosen by multiply-shift of its
+ * hash; its bits inside the block come from the SplitMix64 sequence seeded
+ * with the hash.  Every segment of a filter shares the seed.
  */
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -30,465 +17,21 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bloom.h"
 #include "hash.h"
-
-#define OFF_MAGIC	0
-#define OFF_VERSION	8
-#define OFF_HDRSIZE	12
-#define OFF_LAYOUT	16
-#define OFF_HASH	20
-#define OFF_SEED	24
-#define OFF_NBITS	32
-#define OFF_HASHES	40
-#define OFF_RESERVED1	44
-#define OFF_CAPACITY	48
-#define OFF_FPR		56
-#define OFF_CHECKSUM	64
-#define OFF_INSERTED	72
-#define OFF_RESERVED2	80
+#include "segments.h"
 
 #define PAGE_GUESS	4096	/* bytes in a page, for heuristics */
 #define PREFAULT_SHARE	16	/* prefault after pages / this lookups */
+#define HEAD_READ	8192	/* bytes read to parse: header and table */
 
-static const unsigned char magic[8] = "\211BLOOM\r\n";
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-#define HOST_BIG_ENDIAN	1
-#else
-#define HOST_BIG_ENDIAN	0
-#endif
-
-static uint32_t
-read_le32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	    (uint32_t)p[3] << 24;
-}
-
-static uint64_t
-read_le64(const unsigned char *p)
-{
-	return (uint64_t)read_le32(p) | (uint64_t)read_le32(p + 4) << 32;
-}
-
-static void
-write_le32(unsigned char *p, uint32_t v)
-{
-	p[0] = (unsigned char)v;
-	p[1] = (unsigned char)(v >> 8);
-	p[2] = (unsigned char)(v >> 16);
-	p[3] = (unsigned char)(v >> 24);
-}
-
-static void
-write_le64(unsigned char *p, uint64_t v)
-{
-	write_le32(p, (uint32_t)v);
-	write_le32(p + 4, (uint32_t)(v >> 32));
-}
-
-/* Converts between host order and the file's little-endian words. */
-static uint64_t
-le64(uint64_t v)
-{
-#if HOST_BIG_ENDIAN
-	return __builtin_bswap64(v);
-#else
-	return v;
-#endif
-}
-
-static int
-all_zero(const unsigned char *p, size_t n)
-{
-	while (n-- > 0)
-		if (*p++ != 0)
-			return 0;
-	return 1;
-}
-
-const char *
-bloom_strerror(int s)
-{
-	switch (s) {
-	case BLOOM_OK:		return "success";
-	case BLOOM_ERRNO:	return strerror(errno);
-	case BLOOM_ENOTREG:	return "not a regular file";
-	case BLOOM_ESHORT:	return "not a bloom filter (too short)";
-	case BLOOM_EMAGIC:	return "not a bloom filter (bad magic)";
-	case BLOOM_EVERSION:	return "unsupported format version";
-	case BLOOM_EHDRSIZE:	return "corrupt header (bad header size)";
-	case BLOOM_ELAYOUT:	return "corrupt header (unknown layout)";
-	case BLOOM_EHASH:	return "corrupt header (unknown hash function)";
-	case BLOOM_ERESERVED:	return "corrupt header (reserved bytes not zero)";
-	case BLOOM_ENBITS:	return "invalid parameters (bit count)";
-	case BLOOM_EHASHES:	return "invalid parameters (hash count)";
-	case BLOOM_ECAPACITY:	return "invalid parameters (capacity)";
-	case BLOOM_EFPR:	return "invalid parameters (target fpr)";
-	case BLOOM_ECHECKSUM:	return "corrupt header (checksum mismatch)";
-	case BLOOM_ESIZE:	return "size mismatch";
-	case BLOOM_ETRUNCATED:
-		return "file was truncated or could not be written while in use";
-	}
-	return "unknown error";
-}
-
-static double
-fpr_from_bits(uint64_t bits)
-{
-	double d;
-
-	memcpy(&d, &bits, sizeof d);
-	return d;
-}
-
-static uint64_t
-fpr_to_bits(double d)
-{
-	uint64_t bits;
-
-	memcpy(&bits, &d, sizeof bits);
-	return bits;
-}
-
-int
-bloom_header_parse(const unsigned char *buf, size_t len, uint64_t file_size,
-    struct bloom_header *h)
-{
-	memset(h, 0, sizeof *h);
-	if (len > file_size)
-		len = (size_t)file_size;
-	if (len < sizeof magic)
-		return BLOOM_ESHORT;
-	if (memcmp(buf + OFF_MAGIC, magic, sizeof magic) != 0)
-		return BLOOM_EMAGIC;
-	if (len < BLOOM_HEADER_SIZE)
-		return BLOOM_ESHORT;
-
-	h->version = read_le32(buf + OFF_VERSION);
-	h->header_size = read_le32(buf + OFF_HDRSIZE);
-	h->layout = read_le32(buf + OFF_LAYOUT);
-	h->hash_id = read_le32(buf + OFF_HASH);
-	h->seed = read_le64(buf + OFF_SEED);
-	h->nbits = read_le64(buf + OFF_NBITS);
-	h->hashes = read_le32(buf + OFF_HASHES);
-	h->capacity = read_le64(buf + OFF_CAPACITY);
-	h->target_fpr = fpr_from_bits(read_le64(buf + OFF_FPR));
-	h->checksum = read_le64(buf + OFF_CHECKSUM);
-	h->inserted = read_le64(buf + OFF_INSERTED);
-
-	if (h->version != BLOOM_VERSION)
-		return BLOOM_EVERSION;
-	if (h->header_size != BLOOM_HEADER_SIZE)
-		return BLOOM_EHDRSIZE;
-	if (h->layout != BLOOM_LAYOUT_BLOCKED512)
-		return BLOOM_ELAYOUT;
-	if (h->hash_id != BLOOM_HASH_XXH3_64)
-		return BLOOM_EHASH;
-	if (!all_zero(buf + OFF_RESERVED1, 4) ||
-	    !all_zero(buf + OFF_RESERVED2, BLOOM_HEADER_SIZE - OFF_RESERVED2))
-		return BLOOM_ERESERVED;
-	if (h->nbits == 0 || h->nbits % BLOCK_BITS != 0 ||
-	    h->nbits / BLOCK_BITS > NBLOCKS_MAX)
-		return BLOOM_ENBITS;
-	if (h->hashes == 0 || h->hashes > HASHES_MAX)
-		return BLOOM_EHASHES;
-	if (h->capacity == 0)
-		return BLOOM_ECAPACITY;
-	if (!(h->target_fpr > 0.0 && h->target_fpr < 1.0))
-		return BLOOM_EFPR;
-	if (h->checksum != hash64(buf, OFF_CHECKSUM, 0))
-		return BLOOM_ECHECKSUM;
-	/* No overflow: nbits / 8 is at most 2^46. */
-	h->file_size = BLOOM_HEADER_SIZE + h->nbits / 8;
-	if (h->file_size != file_size)
-		return BLOOM_ESIZE;
-	return BLOOM_OK;
-}
-
-void
-bloom_header_build(unsigned char *buf, const struct params *p, uint64_t seed)
-{
-	memset(buf, 0, BLOOM_HEADER_SIZE);
-	memcpy(buf + OFF_MAGIC, magic, sizeof magic);
-	write_le32(buf + OFF_VERSION, BLOOM_VERSION);
-	write_le32(buf + OFF_HDRSIZE, BLOOM_HEADER_SIZE);
-	write_le32(buf + OFF_LAYOUT, BLOOM_LAYOUT_BLOCKED512);
-	write_le32(buf + OFF_HASH, BLOOM_HASH_XXH3_64);
-	write_le64(buf + OFF_SEED, seed);
-	write_le64(buf + OFF_NBITS, p->nblocks * BLOCK_BITS);
-	write_le32(buf + OFF_HASHES, p->hashes);
-	write_le64(buf + OFF_CAPACITY, p->capacity);
-	write_le64(buf + OFF_FPR, fpr_to_bits(p->target_fpr));
-	write_le64(buf + OFF_CHECKSUM, hash64(buf, OFF_CHECKSUM, 0));
-}
-
-/* Writes the directory part of path into dir. */
-static int
-dir_of(const char *path, char *dir, size_t size)
-{
-	const char *slash = strrchr(path, '/');
-	size_t len;
-
-	if (slash == NULL) {
-		dir[0] = '.';
-		dir[1] = '\0';
-		return 0;
-	}
-	len = slash == path ? 1 : (size_t)(slash - path);
-	if (len >= size) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	memcpy(dir, path, len);
-	dir[len] = '\0';
-	return 0;
-}
-
-/* Writes a fresh hidden name in dir into name. */
-static int
-temp_name(const char *dir, char *name, size_t size)
-{
-	uint64_t r;
-	int len;
-
-	if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
-		return -1;
-	len = snprintf(name, size, "%s/.bloom-%016llx.tmp", dir,
-	    (unsigned long long)r);
-	if (len < 0 || (size_t)len >= size) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * Opens a new file in dir that no other process can see: an O_TMPFILE
- * where the file system has them, so that an interrupted create leaves
- * nothing behind; else a hidden name, written to tmp, for the caller to
- * remove on failure.
- */
-static int
-open_unnamed(const char *dir, char *tmp, size_t size)
-{
-	int fd = -1, tries;
-
-	tmp[0] = '\0';
-	/* An O_TMPFILE is given its name through /proc/self/fd. */
-	if (access("/proc/self/fd", F_OK) == 0) {
-		fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
-		if (fd != -1 || (errno != EOPNOTSUPP && errno != EISDIR &&
-		    errno != EINVAL))
-			return fd;
-	}
-	for (tries = 0; tries < 100; tries++) {
-		if (temp_name(dir, tmp, size) == -1)
-			return -1;
-		fd = open(tmp, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0666);
-		if (fd != -1 || errno != EEXIST)
-			break;
-	}
-	if (fd == -1)
-		tmp[0] = '\0';
-	return fd;
-}
-
-static int
-write_all(int fd, const unsigned char *buf, size_t len, off_t off)
-{
-	while (len > 0) {
-		ssize_t n = pwrite(fd, buf, len, off);
-
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		buf += n;
-		len -= (size_t)n;
-		off += n;
-	}
-	return 0;
-}
-
-/* Returns 1 if size bytes take at most half of the machine's memory: a
- * filter larger than that is left to fault in only what it needs. */
-static int
-fits_in_ram(uint64_t size)
-{
-	long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
-
-	return pages <= 0 || page_size <= 0 ||
-	    size / 2 <= (uint64_t)pages * (uint64_t)page_size;
-}
-
-/*
- * Brings the new file's zeroed pages into the page cache in one pass.
- * Populated in bulk, before anything touched them, they come as large
- * folios that later mappings use whole; a first add that faulted them in
- * page by page would leave 4 KiB pages, a TLB miss per lookup, for as long
- * as the file stays cached.  For 10 M keys into 2 GiB that is about 3.4 s
- * against 1 s for add, and 1.2 s against 0.6 s for check.  Advice only.
- */
-static void
-warm_cache(int fd, uint64_t size)
-{
-	void *map;
-
-	if (!fits_in_ram(size) || size > SIZE_MAX)
-		return;
-	map = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
-	if (map == MAP_FAILED)
-		return;
-#ifdef MADV_POPULATE_READ
-	madvise(map, (size_t)size, MADV_POPULATE_READ);
-#else
-	madvise(map, (size_t)size, MADV_WILLNEED);
-#endif
-	munmap(map, (size_t)size);
-}
-
-/* Allocates every block of the file and writes its header. */
-static int
-fill_new(int fd, const struct params *p, uint64_t seed)
-{
-	unsigned char hdr[BLOOM_HEADER_SIZE];
-	/* No overflow: nblocks is at most NBLOCKS_MAX, 2^40. */
-	uint64_t size = BLOOM_HEADER_SIZE + p->nblocks * BLOCK_BYTES;
-	int e;
-
-	e = posix_fallocate(fd, 0, (off_t)size);
-	if (e != 0) {
-		errno = e;
-		return -1;
-	}
-	bloom_header_build(hdr, p, seed);
-	if (write_all(fd, hdr, sizeof hdr, 0) == -1 || fsync(fd) == -1)
-		return -1;
-	warm_cache(fd, size);
-	return 0;
-}
-
-/* Opens the file at path, if any, and waits for an exclusive lock on it:
- * until no add, check or stats uses it.  Returns the locked descriptor,
- * NO_FILE if there is no file, or -1 with errno set. */
-#define NO_FILE	(-2)
-
-static int
-lock_old(const char *path)
-{
-	int old, e;
-
-	old = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (old == -1)
-		return errno == ENOENT ? NO_FILE : -1;
-	while (flock(old, LOCK_EX) == -1) {
-		if (errno != EINTR) {
-			e = errno;
-			close(old);
-			errno = e;
-			return -1;
-		}
-	}
-	return old;
-}
-
-/*
- * Makes the finished file fd (or tmp, if named) appear at path.  To
- * replace a file, it first waits for that file's users to let go of it,
- * and only then gives the new file a name, so that a create interrupted
- * while waiting leaves nothing behind.
- */
-static int
-publish(int fd, const char *tmp, const char *dir, const char *path,
-    int force)
-{
-	char proc[64], name[PATH_MAX];
-	const char *src = tmp;
-	int old, rc = -1, e;
-
-	if (tmp[0] == '\0') {
-		snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-		src = proc;
-	}
-	if (!force)
-		return linkat(AT_FDCWD, src, AT_FDCWD, path, AT_SYMLINK_FOLLOW);
-
-	old = lock_old(path);
-	if (old == -1)
-		return -1;
-	if (tmp[0] == '\0') {
-		if (temp_name(dir, name, sizeof name) == -1 ||
-		    linkat(AT_FDCWD, src, AT_FDCWD, name, AT_SYMLINK_FOLLOW))
-			goto out;
-		src = name;
-	}
-	rc = rename(src, path);
-	if (rc == -1 && src == name)
-		unlink(name);
-out:
-	e = errno;
-	if (old >= 0)
-		close(old);
-	errno = e;
-	return rc;
-}
-
-static int
-sync_dir(const char *dir)
-{
-	int fd, rc;
-
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd == -1)
-		return -1;
-	rc = fsync(fd);
-	close(fd);
-	return rc;
-}
-
-int
-bloom_create(const char *path, const struct params *p, uint64_t seed,
-    int force)
-{
-	char dir[PATH_MAX], tmp[PATH_MAX];
-	int fd, e;
-
-	if (dir_of(path, dir, sizeof dir) == -1)
-		return BLOOM_ERRNO;
-	/* Fail early, before allocating, when the name is taken. */
-	if (!force && access(path, F_OK) == 0) {
-		errno = EEXIST;
-		return BLOOM_ERRNO;
-	}
-	fd = open_unnamed(dir, tmp, sizeof tmp);
-	if (fd == -1)
-		return BLOOM_ERRNO;
-	if (fill_new(fd, p, seed) == -1 ||
-	    publish(fd, tmp, dir, path, force) == -1)
-		goto fail;
-	if (tmp[0] != '\0' && !force)
-		unlink(tmp);
-	close(fd);
-	/* Some file systems cannot sync a directory (EINVAL); the file is
-	 * there all the same. */
-	if (sync_dir(dir) == -1 && errno != EINVAL)
-		return BLOOM_ERRNO;
-	return BLOOM_OK;
-
-fail:
-	e = errno;
-	if (tmp[0] != '\0')
-		unlink(tmp);
-	close(fd);
-	errno = e;
-	return BLOOM_ERRNO;
-}
+_Static_assert(HEAD_READ >= V2_HEADER_SIZE + SEGMENTS_MAX * SLOT_SIZE,
+    "a whole table is read at open");
 
 /*
  * Maps every page of the filter in one call.  For a filter in the page
@@ -499,14 +42,27 @@ fail:
  * nothing but speed.
  */
 static void
-prefault(struct bloom *b)
+prefault_range(void *map, size_t size)
 {
-	b->prefaulted = 1;
 #ifdef MADV_POPULATE_READ
-	if (madvise(b->map, b->map_size, MADV_POPULATE_READ) == 0)
+	if (madvise(map, size, MADV_POPULATE_READ) == 0)
 		return;
 #endif
-	madvise(b->map, b->map_size, MADV_WILLNEED);
+	madvise(map, size, MADV_WILLNEED);
+}
+
+static void
+prefault(struct bloom *b)
+{
+	unsigned i;
+
+	b->prefaulted = 1;
+	if (b->hdr.version == FORMAT_V1) {
+		prefault_range(b->head, b->head_size);
+		return;
+	}
+	for (i = 0; i < b->nmapped; i++)
+		prefault_range(b->seg[i].map, b->seg[i].map_size);
 }
 
 /* Counts n more lookups, and prefaults once they reach PREFAULT_SHARE of
@@ -553,15 +109,59 @@ fail:
 	return -1;
 }
 
+/* Reads and validates the header and table of the open file.  A window
+ * rotating at this moment may show a generation newer than the epoch
+ * read before it: read again. */
+static int
+read_header(struct bloom *b, uint64_t file_size)
+{
+	unsigned char buf[HEAD_READ];
+	ssize_t got;
+	int s, tries;
+
+	for (tries = 0; tries < 3; tries++) {
+		got = pread(b->fd, buf, sizeof buf, 0);
+		if (got == -1)
+			return BLOOM_ERRNO;
+		s = bloom_header_parse(buf, (size_t)got, file_size, &b->hdr);
+		if (s != BLOOM_ESEGSTAMP)
+			break;
+	}
+	return s;
+}
+
+/* Maps what is before the segments: for v1 that is the whole file. */
+static int
+map_head(struct bloom *b)
+{
+	int prot = PROT_READ | (b->writable ? PROT_WRITE : 0);
+	uint64_t size = b->hdr.version == FORMAT_V1 ? b->hdr.file_size :
+	    b->hdr.data_offset;
+
+	if (size > SIZE_MAX) {
+		errno = EFBIG;
+		return -1;
+	}
+	b->head_size = (size_t)size;
+	b->head = mmap(NULL, b->head_size, prot, MAP_SHARED, b->fd, 0);
+	if (b->head == MAP_FAILED) {
+		b->head = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 int
 bloom_open(struct bloom *b, const char *path, int writable)
 {
-	unsigned char buf[BLOOM_HEADER_SIZE];
 	struct stat st;
-	ssize_t got;
-	int s, prot, e;
+	uint64_t total = 0;
+	unsigned i;
+	int s, e;
 
 	memset(b, 0, sizeof *b);
+	b->path = path;
+	b->writable = writable;
 	b->fd = open_locked(path, writable);
 	if (b->fd == -1)
 		return errno == EISDIR ? BLOOM_ENOTREG : BLOOM_ERRNO;
@@ -571,38 +171,20 @@ bloom_open(struct bloom *b, const char *path, int writable)
 		s = BLOOM_ENOTREG;
 		goto fail;
 	}
-	got = pread(b->fd, buf, sizeof buf, 0);
-	if (got == -1)
-		goto fail_errno;
-	s = bloom_header_parse(buf, (size_t)got, (uint64_t)st.st_size, &b->hdr);
-	if (s != BLOOM_OK)
+	if ((s = read_header(b, (uint64_t)st.st_size)) != BLOOM_OK)
 		goto fail;
-	if (b->hdr.file_size > SIZE_MAX) {
-		errno = EFBIG;
-		goto fail_errno;
-	}
-	b->map_size = (size_t)b->hdr.file_size;
-	prot = PROT_READ | (writable ? PROT_WRITE : 0);
-	b->map = mmap(NULL, b->map_size, prot, MAP_SHARED, b->fd, 0);
-	if (b->map == MAP_FAILED)
-		goto fail_errno;
-#ifdef MADV_HUGEPAGE
-	/*
-	 * Pages read in for a read-only mapping with this advice come as
-	 * large folios, which any later mapping of the file uses whole, as
-	 * after warm_cache: it halves the time of the next lookups in a
-	 * filter of gigabytes.  Not for writing: write faults on a huge
-	 * shared mapping cost more than they save.
-	 */
-	if (!writable && fits_in_ram(b->map_size))
-		madvise(b->map, b->map_size, MADV_HUGEPAGE);
-#endif
-	b->bits = b->map + BLOOM_HEADER_SIZE;
-	b->nblocks = b->hdr.nbits / BLOCK_BITS;
-	b->hashes = b->hdr.hashes;
 	b->seed = b->hdr.seed;
-	b->prefault_at = b->map_size / PAGE_GUESS / PREFAULT_SHARE;
-	if (!fits_in_ram(b->map_size))
+	b->pending = malloc(BLOOM_CHUNK * sizeof b->pending[0]);
+	b->found = malloc(BLOOM_CHUNK);
+	if (b->pending == NULL || b->found == NULL || map_head(b) == -1)
+		goto fail_errno;
+	if ((s = segments_map(b)) != BLOOM_OK ||
+	    (s = segments_refresh(b)) != BLOOM_OK)
+		goto fail;
+	for (i = 0; i < b->nmapped; i++)
+		total += b->seg[i].info.nblocks * BLOCK_BYTES;
+	b->prefault_at = total / PAGE_GUESS / PREFAULT_SHARE;
+	if (!memory_fits(total))
 		b->prefault_at = UINT64_MAX;
 	return BLOOM_OK;
 
@@ -610,8 +192,7 @@ fail_errno:
 	s = BLOOM_ERRNO;
 fail:
 	e = errno;
-	close(b->fd);
-	b->fd = -1;
+	bloom_close(b);
 	errno = e;
 	return s;
 }
@@ -619,44 +200,40 @@ fail:
 void
 bloom_close(struct bloom *b)
 {
-	if (b->map != NULL)
-		munmap(b->map, b->map_size);
+	segments_unmap(b);
+	if (b->head != NULL)
+		munmap(b->head, b->head_size);
 	if (b->fd != -1)
 		close(b->fd);
-	b->map = NULL;
+	free(b->pending);
+	free(b->found);
+	b->pending = NULL;
+	b->found = NULL;
+	b->head = NULL;
 	b->fd = -1;
 }
 
 int
 bloom_sync(struct bloom *b)
 {
-	if (msync(b->map, b->map_size, MS_SYNC) == -1 || fsync(b->fd) == -1)
+	unsigned i;
+
+	if (msync(b->head, b->head_size, MS_SYNC) == -1)
+		return BLOOM_ERRNO;
+	for (i = 0; i < b->nmapped; i++)
+		if (b->seg[i].map != NULL && msync(b->seg[i].map,
+		    b->seg[i].map_size, MS_SYNC) == -1)
+			return BLOOM_ERRNO;
+	if (fsync(b->fd) == -1)
 		return BLOOM_ERRNO;
 	return BLOOM_OK;
 }
 
-uint64_t
-bloom_inserted(const struct bloom *b)
-{
-	const uint64_t *counter = (const uint64_t *)(b->map + OFF_INSERTED);
-
-	return le64(__atomic_load_n(counter, __ATOMIC_RELAXED));
-}
-
-static void
-count_inserted(struct bloom *b, uint64_t count)
-{
-	uint64_t *counter = (uint64_t *)(b->map + OFF_INSERTED);
-#if HOST_BIG_ENDIAN
-	uint64_t old = __atomic_load_n(counter, __ATOMIC_RELAXED);
-
-	while (!__atomic_compare_exchange_n(counter, &old,
-	    le64(le64(old) + count), 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		continue;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define le64(v)	__builtin_bswap64(v)
 #else
-	__atomic_fetch_add(counter, count, __ATOMIC_RELAXED);
+#define le64(v)	(v)
 #endif
-}
 
 /* Returns the high 64 bits of a * b. */
 static inline uint64_t
@@ -724,9 +301,10 @@ bloom_hash(const struct bloom *b, const void *key, size_t len)
 }
 
 static inline uint64_t *
-block_of(const struct bloom *b, uint64_t h)
+block_of(const struct segment *s, uint64_t h)
 {
-	return (uint64_t *)(b->bits + mul_high(h, b->nblocks) * BLOCK_BYTES);
+	return (uint64_t *)(s->bits + mul_high(h, s->info.nblocks) *
+	    BLOCK_BYTES);
 }
 
 /* Returns 1 if all the key's bits are set in block.  Without a branch per
@@ -769,30 +347,31 @@ set_bits(uint64_t *block, uint64_t h, unsigned hashes)
 _Static_assert(BATCH <= UCHAR_MAX + 1, "batch index fits a byte");
 
 /*
- * Adds a batch of n <= BATCH keys.  Whether a key is new is a coin toss
- * when half the input repeats, so the batch is tested first without a
- * branch per key, and only the keys that missed a bit are then visited to
- * set theirs.  Each is tested again just before: a key set earlier in the
- * batch may have set its bits (a repeat, or a false positive), and the
- * answers must be those of adding the keys one at a time.
+ * Adds a batch of n <= BATCH keys to segment s.  Whether a key is new is a
+ * coin toss when half the input repeats, so the batch is tested first
+ * without a branch per key, and only the keys that missed a bit are then
+ * visited to set theirs.  Each is tested again just before: a key set
+ * earlier in the batch may have set its bits (a repeat, or a false
+ * positive), and the answers must be those of adding the keys one at a
+ * time.
  */
 static size_t
-add_batch(struct bloom *b, const uint64_t *hashes, size_t n,
+add_batch(const struct segment *s, const uint64_t *hashes, size_t n,
     unsigned char *isnew)
 {
 	unsigned char missed[BATCH];	/* indices of keys that missed */
 	size_t i, j, nmissed = 0, fresh = 0;
+	unsigned k = s->info.hashes;
 
 	for (i = 0; i < n; i++) {
 		isnew[i] = 0;
 		missed[nmissed] = (unsigned char)i;
-		nmissed += !has_bits(block_of(b, hashes[i]), hashes[i],
-		    b->hashes);
+		nmissed += !has_bits(block_of(s, hashes[i]), hashes[i], k);
 	}
 	for (j = 0; j < nmissed; j++) {
 		i = missed[j];
-		isnew[i] = (unsigned char)set_bits(block_of(b, hashes[i]),
-		    hashes[i], b->hashes);
+		isnew[i] = (unsigned char)set_bits(block_of(s, hashes[i]),
+		    hashes[i], k);
 		fresh += isnew[i];
 	}
 	return fresh;
@@ -800,51 +379,237 @@ add_batch(struct bloom *b, const uint64_t *hashes, size_t n,
 
 /*
  * Starts loading the blocks of the keys from the batch at i on that are
- * PREFETCH_AHEAD keys away, or all of the first ones when i is 0.  A macro
- * rather than a function: GCC finds that a function that only prefetches
- * has no effect and drops the calls.
+ * PREFETCH_AHEAD keys away, or all of the first ones when i is 0; KEY(j)
+ * is the hash of key j.  A macro rather than a function: GCC finds that a
+ * function that only prefetches has no effect and drops the calls.
  */
-#define PREFETCH_BATCH(b, hashes, i, n) do {				\
+#define PREFETCH_BATCH(s, KEY, i, n) do {				\
 	size_t from_ = (i) == 0 ? 0 : (i) + PREFETCH_AHEAD - BATCH;	\
 	size_t to_ = (i) + PREFETCH_AHEAD < (n) ?			\
 	    (i) + PREFETCH_AHEAD : (n);					\
 									\
 	for (; from_ < to_; from_++)					\
-		__builtin_prefetch(block_of((b), (hashes)[from_]));	\
+		__builtin_prefetch(block_of((s), KEY(from_)));		\
 } while (0)
 
-size_t
-bloom_add(struct bloom *b, const uint64_t *hashes, size_t n,
+#define ALL_KEY(j)	(hashes[j])
+#define SOME_KEY(j)	(hashes[idx[j]])
+
+/* Adds the n keys to segment s; returns how many were new to it. */
+static size_t
+seg_add(const struct segment *s, const uint64_t *hashes, size_t n,
     unsigned char *isnew)
 {
 	size_t i, fresh = 0;
 
-	note_lookups(b, n);
 	for (i = 0; i < n; i += BATCH) {
-		PREFETCH_BATCH(b, hashes, i, n);
-		fresh += add_batch(b, hashes + i, n - i < BATCH ? n - i : BATCH,
+		PREFETCH_BATCH(s, ALL_KEY, i, n);
+		fresh += add_batch(s, hashes + i, n - i < BATCH ? n - i : BATCH,
 		    isnew + i);
 	}
-	if (fresh > 0)
-		count_inserted(b, fresh);
 	return fresh;
 }
 
-size_t
+/* Adds the m keys idx lists to segment s, setting isnew[idx[j]]; returns
+ * how many were new to it. */
+static size_t
+seg_add_some(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *isnew)
+{
+	size_t j, fresh = 0;
+
+	for (j = 0; j < m; j++) {
+		if (j % BATCH == 0)
+			PREFETCH_BATCH(s, SOME_KEY, j, m);
+		isnew[idx[j]] = (unsigned char)set_bits(block_of(s,
+		    hashes[idx[j]]), hashes[idx[j]], s->info.hashes);
+		fresh += isnew[idx[j]];
+	}
+	return fresh;
+}
+
+/* Tests the n keys against segment s, setting found[i]. */
+static void
+seg_test(const struct segment *s, const uint64_t *hashes, size_t n,
+    unsigned char *found)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (i % BATCH == 0)
+			PREFETCH_BATCH(s, ALL_KEY, i, n);
+		found[i] = (unsigned char)has_bits(block_of(s, hashes[i]),
+		    hashes[i], s->info.hashes);
+	}
+}
+
+/* Tests the m keys idx lists against segment s, setting found[idx[j]];
+ * returns how many were found. */
+static size_t
+seg_test_some(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *found)
+{
+	size_t j, count = 0;
+
+	for (j = 0; j < m; j++) {
+		if (j % BATCH == 0)
+			PREFETCH_BATCH(s, SOME_KEY, j, m);
+		found[idx[j]] = (unsigned char)has_bits(block_of(s,
+		    hashes[idx[j]]), hashes[idx[j]], s->info.hashes);
+		count += found[idx[j]];
+	}
+	return count;
+}
+
+/* Keeps in idx[0..m) only the keys not found; returns how many. */
+static size_t
+keep_missing(uint32_t *idx, size_t m, const unsigned char *found)
+{
+	size_t j, left = 0;
+
+	for (j = 0; j < m; j++) {
+		idx[left] = idx[j];
+		left += !found[idx[j]];
+	}
+	return left;
+}
+
+/*
+ * Tests the n <= BLOOM_CHUNK keys against every live segment but skip
+ * (SEGMENTS_MAX for none), one segment after another, the fullest first,
+ * each pass only over the keys no segment has found yet: a present key
+ * usually costs one lookup, an absent one a lookup per segment, each pass
+ * prefetching its own blocks.  Sets found[i] and leaves the keys found
+ * nowhere in b->pending; returns how many.
+ */
+static size_t
+test_live(struct bloom *b, const uint64_t *hashes, size_t n,
+    unsigned char *found, unsigned skip)
+{
+	uint32_t *idx = b->pending;
+	size_t j, m = n;
+	unsigned li;
+
+	memset(found, 0, n);
+	for (j = 0; j < n; j++)
+		idx[j] = (uint32_t)j;
+	for (li = 0; li < b->nlive && m > 0; li++) {
+		const struct segment *s = &b->seg[b->live[li]];
+
+		if (b->live[li] == skip)
+			continue;
+		if (m == n)
+			seg_test(s, hashes, n, found);
+		else
+			seg_test_some(s, hashes, idx, m, found);
+		m = keep_missing(idx, m, found);
+	}
+	return m;
+}
+
+int
 bloom_test(struct bloom *b, const uint64_t *hashes, size_t n,
     unsigned char *found)
 {
-	size_t i, count = 0;
+	size_t pos, m;
+	int s;
+
+	if ((s = segments_refresh(b)) != BLOOM_OK)
+		return s;
+	note_lookups(b, n);
+	for (pos = 0; pos < n; pos += m) {
+		m = n - pos < BLOOM_CHUNK ? n - pos : BLOOM_CHUNK;
+		if (b->nlive == 1)
+			seg_test(&b->seg[b->live[0]], hashes + pos, m,
+			    found + pos);
+		else
+			test_live(b, hashes + pos, m, found + pos,
+			    SEGMENTS_MAX);
+	}
+	return BLOOM_OK;
+}
+
+/*
+ * Adds the n <= room keys to the target segment.  A key is new if no live
+ * segment had it.  A growable filter adds only the keys no older segment
+ * holds; a window adds every key to the current generation, so that a key
+ * seen again is remembered from now on.
+ */
+static size_t
+add_some(struct bloom *b, const uint64_t *hashes, size_t n,
+    unsigned char *isnew)
+{
+	const struct segment *t = &b->seg[b->target];
+	size_t j, left, fresh;
+
+	if (b->nlive == 1)
+		return seg_add(t, hashes, n, isnew);
+	left = test_live(b, hashes, n, b->found, b->target);
+	if (b->hdr.mode == MODE_GROW) {
+		memset(isnew, 0, n);
+		return seg_add_some(t, hashes, b->pending, left, isnew);
+	}
+	fresh = seg_add(t, hashes, n, isnew);
+	for (j = 0; j < n; j++)
+		isnew[j] &= (unsigned char)!b->found[j];
+	return fresh;
+}
+
+int
+bloom_add(struct bloom *b, const uint64_t *hashes, size_t n,
+    unsigned char *isnew, size_t *done)
+{
+	uint64_t room;
+	size_t pos, m, fresh;
+	int s;
 
 	note_lookups(b, n);
-	for (i = 0; i < n; i++) {
-		if (i % BATCH == 0)
-			PREFETCH_BATCH(b, hashes, i, n);
-		found[i] = (unsigned char)has_bits(block_of(b, hashes[i]),
-		    hashes[i], b->hashes);
-		count += found[i];
+	for (pos = 0; pos < n; pos += m) {
+		*done = pos;
+		if ((s = segments_begin_add(b, &room)) != BLOOM_OK)
+			return s;
+		m = n - pos < BLOOM_CHUNK ? n - pos : BLOOM_CHUNK;
+		if (m > room)
+			m = (size_t)room;
+		fresh = add_some(b, hashes + pos, m, isnew + pos);
+		segments_count(b, b->target, fresh);
+		segments_end_add(b);
 	}
-	return count;
+	*done = n;
+	return BLOOM_OK;
+}
+
+unsigned
+bloom_events(struct bloom *b)
+{
+	unsigned ev = b->events;
+
+	b->events = 0;
+	return ev;
+}
+
+int
+bloom_refresh(struct bloom *b)
+{
+	return segments_refresh(b);
+}
+
+int
+bloom_rotate(struct bloom *b)
+{
+	return segments_rotate(b);
+}
+
+int
+bloom_is_live(const struct bloom *b, unsigned i)
+{
+	return segments_is_live(b, i);
+}
+
+uint64_t
+bloom_inserted(const struct bloom *b, unsigned i)
+{
+	return counter_read(b->seg[i].inserted);
 }
 
 static inline unsigned
@@ -900,16 +665,20 @@ count_popcnt(const uint64_t *word, uint64_t nblocks,
 #endif
 
 uint64_t
-bloom_fill(struct bloom *b, uint64_t hist[BLOCK_BITS + 1])
+bloom_fill(struct bloom *b, unsigned i, uint64_t hist[BLOCK_BITS + 1])
 {
-	const uint64_t *word = (const uint64_t *)b->bits;
+	const struct segment *s = &b->seg[i];
+	const uint64_t *word = (const uint64_t *)s->bits;
 
-	if (!b->prefaulted && fits_in_ram(b->map_size))
+	if (s->map != NULL && memory_fits(s->map_size))
+		prefault_range(s->map, s->map_size);
+	else if (s->map == NULL && !b->prefaulted &&
+	    memory_fits(b->head_size))
 		prefault(b);
 	memset(hist, 0, (BLOCK_BITS + 1) * sizeof hist[0]);
 #ifdef HAVE_POPCNT_DISPATCH
 	if (__builtin_cpu_supports("popcnt"))
-		return count_popcnt(word, b->nblocks, hist);
+		return count_popcnt(word, s->info.nblocks, hist);
 #endif
-	return count_portable(word, b->nblocks, hist);
+	return count_portable(word, s->info.nblocks, hist);
 }

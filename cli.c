@@ -17,11 +17,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bloom.h"
-#include "lines.h"
+#include "create.h"
+#include "engine.h"
 #include "params.h"
+#include "stats.h"
 
 #ifndef BLOOM_VERSION_STRING
 #define BLOOM_VERSION_STRING "unknown"
@@ -30,7 +33,7 @@
 #define DEFAULT_CAPACITY	1000000
 #define DEFAULT_FPR		0.01
 #define MAX_DERIVED_FPR		0.5	/* -s with -n: the most we accept */
-#define OUTPUT_SIZE		(1 << 18)	/* output buffer */
+#define DEFAULT_GROWTH		2.0	/* --grow: capacity factor */
 
 /* Exit statuses, as grep(1) has them. */
 #define EXIT_SELECTED	0
@@ -39,21 +42,26 @@
 
 /* getopt_long values of the options that have no letter: not chars, so
  * that bad_option can tell them from an unknown letter. */
-enum { OPT_SEED = 256, OPT_SYNC, OPT_JSON };
+enum { OPT_SEED = 256, OPT_SYNC, OPT_JSON, OPT_GROW, OPT_GROWTH,
+    OPT_GENERATIONS, OPT_WINDOW };
 
-enum command { CMD_CREATE, CMD_ADD, CMD_CHECK, CMD_STATS, CMD_HELP, NCMD };
+enum command { CMD_CREATE, CMD_ADD, CMD_CHECK, CMD_STATS, CMD_ROTATE, CMD_HELP,
+    NCMD };
 
 static const char *const command_name[NCMD] = {
-	"create", "add", "check", "stats", "help"
+	"create", "add", "check", "stats", "rotate", "help"
 };
 
 /* The SYNOPSIS of bloom(1), line for line. */
 static const char *const synopsis[NCMD] = {
 	("bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]\n"
-	"             [--seed n] filter"),
+	"             [--grow [--growth factor]]\n"
+	"             [--generations count [--window duration]] [--seed n]\n"
+	"             filter"),
 	"bloom add [-Nz] [--sync] filter [file ...]",
 	"bloom check [-cqvz] filter [file ...]",
 	"bloom stats [--json] filter",
+	"bloom rotate filter",
 	"bloom help [command]",
 };
 
@@ -66,9 +74,19 @@ static const char *const option_help[NCMD] = {
 	"  -s size      bytes of bit array, with suffix K, M, G or T (powers of\n"
 	"               1024); rounded down to whole 64-byte blocks\n"
 	"  -k hashes    bits per item, 1 to 32 (default: the best for the size)\n"
+	"  --grow       grow past capacity: -n is the first segment's capacity,\n"
+	"               -p bounds the rate of the whole filter at any size\n"
+	"  --growth F   each new segment F times the last (default 2; 1.25-16)\n"
+	"  --generations G\n"
+	"               forget: G generations (2-64), the oldest dropped at\n"
+	"               each rotation; -n is distinct lines per window\n"
+	"  --window D   rotate by time: remember a line for at least D after it\n"
+	"               was last added (90s, 30m, 12h, 7d, 2w); without it,\n"
+	"               bloom rotate rotates\n"
 	"  --seed n     hash seed (default: random)\n"
 	"  -f           replace an existing file\n"),
-	("Add lines to the filter, creating it with the defaults if missing.\n"
+	("Add lines to the filter.  A missing filter is created growable, for\n"
+	"1000000 lines at first and a rate of 0.01.\n"
 	"  -N, --new    write the lines that were not yet in the filter\n"
 	"  -z           lines end with NUL, not newline\n"
 	"  --sync       write the filter to stable storage before exiting\n"),
@@ -78,8 +96,11 @@ static const char *const option_help[NCMD] = {
 	"  -q           write nothing; the exit status tells\n"
 	"  -z           lines end with NUL, not newline\n"
 	"Exit status 0 if a line was selected, 1 if none, 2 on error.\n"),
-	("Describe the filter: size, fill, estimated items and error rate.\n"
+	("Describe the filter: size, fill, estimated items and error rate, and\n"
+	"each of its segments.\n"
 	"  --json       one JSON object instead of key: value lines\n"),
+	("Start a new generation of a filter made with --generations, now:\n"
+	"the oldest generation is forgotten.\n"),
 	"Describe a command, or all of them.\n",
 };
 
@@ -260,8 +281,7 @@ filter_error(const char *path, int s, const struct bloom_header *h)
 		    " bytes its header says)", path, h->file_size);
 	else if (s == BLOOM_EVERSION)
 		warnx("%s: unsupported format version %" PRIu32
-		    " (this bloom reads version %d)", path, h->version,
-		    BLOOM_VERSION);
+		    " (this bloom reads versions 1 and 2)", path, h->version);
 	else
 		warnx("%s: %s", path, bloom_strerror(s));
 }
@@ -343,13 +363,53 @@ random_seed(void)
 	return seed;
 }
 
-/* Creates path for p, or fails with a message; returns 0 or -1. */
+/* Parses a duration: a number and a unit s, m, h, d or w (seconds if
+ * none), into milliseconds. */
 static int
-create_filter(const char *path, struct params *p, enum solve_for what,
-    uint64_t seed, int force)
+parse_duration(const char *s, uint64_t *ms)
 {
-	int s;
+	static const struct { char unit; uint64_t ms; } units[] = {
+		{ 's', 1000 }, { 'm', 60000 }, { 'h', 3600000 },
+		{ 'd', 86400000 }, { 'w', 604800000 }
+	};
+	uint64_t v, per = 1000;
+	char *end;
+	size_t i;
 
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || v == 0)
+		return -1;
+	if (*end != '\0') {
+		for (i = 0; i < sizeof units / sizeof units[0]; i++)
+			if (units[i].unit == *end)
+				break;
+		if (i == sizeof units / sizeof units[0] || end[1] != '\0')
+			return -1;
+		per = units[i].ms;
+	}
+	if (v > WINDOW_MS_MAX / per)
+		return -1;
+	*ms = v * per;
+	return 0;
+}
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Sizes a fixed filter's array, or fails with a message; returns 0 or
+ * -1. */
+static int
+solve_fixed(const char *path, struct params *p, enum solve_for what)
+{
 	if (params_solve(p, what) == -1) {
 		if (errno == EFBIG)
 			warnx("%s: a filter for %" PRIu64 " items at fpr %g "
@@ -373,15 +433,28 @@ create_filter(const char *path, struct params *p, enum solve_for what,
 		    p->target_fpr);
 		return -1;
 	}
-	s = bloom_create(path, p, seed, force);
-	if (s != BLOOM_OK) {
-		if (s == BLOOM_ERRNO && errno == EEXIST)
-			warnx("%s: file exists (use -f to replace it)", path);
-		else
-			warnx("%s: cannot create: %s", path, bloom_strerror(s));
-		return -1;
-	}
 	return 0;
+}
+
+/* Creates path for spec, or fails with a message; returns 0 or -1. */
+static int
+create_filter(const char *path, struct bloom_spec *spec, int force)
+{
+	int s;
+
+	spec->created_ms = now_ms();
+	s = bloom_create(path, spec, force);
+	if (s == BLOOM_OK)
+		return 0;
+	if (s == BLOOM_ERRNO && errno == EEXIST)
+		warnx("%s: file exists (use -f to replace it)", path);
+	else if (s == BLOOM_ETOOBIG)
+		warnx("%s: a filter for %" PRIu64 " items at fpr %g would "
+		    "exceed %" PRIu64 " TiB", path, spec->first.capacity,
+		    spec->first.target_fpr, NBLOCKS_MAX * BLOCK_BYTES >> 40);
+	else
+		warnx("%s: cannot create: %s", path, bloom_strerror(s));
+	return -1;
 }
 
 static int
@@ -389,15 +462,27 @@ cmd_create(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "seed", required_argument, NULL, OPT_SEED },
+		{ "grow", no_argument, NULL, OPT_GROW },
+		{ "growth", required_argument, NULL, OPT_GROWTH },
+		{ "generations", required_argument, NULL, OPT_GENERATIONS },
+		{ "window", required_argument, NULL, OPT_WINDOW },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	static const char shortopts[] = ":fhk:n:p:s:";
-	struct params p = { DEFAULT_CAPACITY, DEFAULT_FPR, 0, 0 };
-	uint64_t v, seed = 0, size = 0;
+	struct bloom_spec spec;
+	struct params *p = &spec.first;
+	uint64_t v, size = 0;
 	int ch, force = 0, have_n = 0, have_p = 0, have_s = 0, have_seed = 0;
+	int have_growth = 0;
 	enum solve_for what;
+	char *end;
 
+	memset(&spec, 0, sizeof spec);
+	spec.mode = MODE_FIXED;
+	spec.growth = DEFAULT_GROWTH;
+	p->capacity = DEFAULT_CAPACITY;
+	p->target_fpr = DEFAULT_FPR;
 	while ((ch = getopt_long(argc, argv, shortopts, longopts,
 	    NULL)) != -1) {
 		switch (ch) {
@@ -410,17 +495,17 @@ cmd_create(int argc, char **argv)
 				usage_error(CMD_CREATE, "create: -k takes a "
 				    "number of hashes from 1 to %d, not '%s'",
 				    HASHES_MAX, optarg);
-			p.hashes = (unsigned)v;
+			p->hashes = (unsigned)v;
 			break;
 		case 'n':
-			if (parse_u64(optarg, 0, &p.capacity) == -1 ||
-			    p.capacity == 0)
+			if (parse_u64(optarg, 0, &p->capacity) == -1 ||
+			    p->capacity == 0)
 				usage_error(CMD_CREATE, "create: -n takes a "
 				    "positive whole number, not '%s'", optarg);
 			have_n = 1;
 			break;
 		case 'p':
-			if (parse_fpr(optarg, &p.target_fpr) == -1)
+			if (parse_fpr(optarg, &p->target_fpr) == -1)
 				usage_error(CMD_CREATE, "create: -p takes a "
 				    "rate between 0 and 1, not '%s'", optarg);
 			have_p = 1;
@@ -436,10 +521,45 @@ cmd_create(int argc, char **argv)
 			have_s = 1;
 			break;
 		case OPT_SEED:
-			if (parse_u64(optarg, 1, &seed) == -1)
+			if (parse_u64(optarg, 1, &spec.seed) == -1)
 				usage_error(CMD_CREATE, "create: --seed takes "
 				    "a 64-bit number, not '%s'", optarg);
 			have_seed = 1;
+			break;
+		case OPT_GROW:
+			if (spec.mode == MODE_WINDOW)
+				usage_error(CMD_CREATE, "create: --grow and "
+				    "--generations do not go together");
+			spec.mode = MODE_GROW;
+			break;
+		case OPT_GROWTH:
+			errno = 0;
+			spec.growth = strtod(optarg, &end);
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    !(spec.growth >= GROWTH_MIN &&
+			    spec.growth <= GROWTH_MAX))
+				usage_error(CMD_CREATE, "create: --growth takes "
+				    "a factor from %g to %g, not '%s'",
+				    GROWTH_MIN, GROWTH_MAX, optarg);
+			have_growth = 1;
+			break;
+		case OPT_GENERATIONS:
+			if (spec.mode == MODE_GROW)
+				usage_error(CMD_CREATE, "create: --grow and "
+				    "--generations do not go together");
+			if (parse_u64(optarg, 0, &v) == -1 || v < 2 ||
+			    v > SEGMENTS_MAX)
+				usage_error(CMD_CREATE, "create: --generations "
+				    "takes a count from 2 to %d, not '%s'",
+				    SEGMENTS_MAX, optarg);
+			spec.mode = MODE_WINDOW;
+			spec.generations = (unsigned)v;
+			break;
+		case OPT_WINDOW:
+			if (parse_duration(optarg, &spec.window_ms) == -1)
+				usage_error(CMD_CREATE, "create: --window takes "
+				    "a duration such as 90s, 30m, 12h, 7d or "
+				    "2w, not '%s'", optarg);
 			break;
 		case 'h':
 			print_help(CMD_CREATE);
@@ -453,172 +573,31 @@ cmd_create(int argc, char **argv)
 	if (argc != 1)
 		usage_error(CMD_CREATE, argc == 0 ? "create: no filter named" :
 		    "create: one filter at a time");
+	if (have_growth && spec.mode != MODE_GROW)
+		usage_error(CMD_CREATE, "create: --growth needs --grow");
+	if (spec.window_ms != 0 && spec.mode != MODE_WINDOW)
+		usage_error(CMD_CREATE, "create: --window needs --generations");
+	if (spec.mode != MODE_FIXED && (have_s || p->hashes != 0))
+		usage_error(CMD_CREATE, "create: -s and -k are for fixed "
+		    "filters: a %s filter sizes each segment from -n and -p",
+		    spec.mode == MODE_GROW ? "growable" : "windowed");
 	if (have_n && have_p && have_s)
 		usage_error(CMD_CREATE, "create: give at most two of -n, -p "
 		    "and -s");
-	what = SOLVE_SIZE;
-	if (have_s) {
-		p.nblocks = size / BLOCK_BYTES;
-		what = have_n ? SOLVE_FPR : SOLVE_CAPACITY;
-	}
 	if (!have_seed)
-		seed = random_seed();
-	if (create_filter(argv[0], &p, what, seed, force) == -1)
+		spec.seed = random_seed();
+	if (spec.mode == MODE_FIXED) {
+		what = SOLVE_SIZE;
+		if (have_s) {
+			p->nblocks = size / BLOCK_BYTES;
+			what = have_n ? SOLVE_FPR : SOLVE_CAPACITY;
+		}
+		if (solve_fixed(argv[0], p, what) == -1)
+			return finish(EXIT_TROUBLE);
+	}
+	if (create_filter(argv[0], &spec, force) == -1)
 		return finish(EXIT_TROUBLE);
 	return finish(0);
-}
-
-/* Buffered output written with write(2): one syscall per OUTPUT_SIZE. */
-struct output {
-	unsigned char *buf;	/* pending bytes */
-	size_t len;		/* bytes pending */
-	size_t cap;		/* size of buf */
-	int failed;		/* a write failed; errno was saved in err */
-	int err;		/* errno of the failed write */
-};
-
-static int
-write_fully(const unsigned char *p, size_t len, struct output *out)
-{
-	while (len > 0) {
-		ssize_t n = write(STDOUT_FILENO, p, len);
-
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
-			out->failed = 1;
-			out->err = errno;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int
-output_flush(struct output *out)
-{
-	size_t len = out->len;
-
-	out->len = 0;
-	if (out->failed)
-		return -1;
-	return write_fully(out->buf, len, out);
-}
-
-/* Appends a line and its terminator. */
-static int
-output_line(struct output *out, const unsigned char *line, size_t len,
-    unsigned char delim)
-{
-	if (out->cap - out->len <= len) {
-		if (output_flush(out) == -1)
-			return -1;
-		if (len >= out->cap) {
-			if (write_fully(line, len, out) == -1)
-				return -1;
-			len = 0;
-		}
-	}
-	memcpy(out->buf + out->len, line, len);
-	out->len += len;
-	out->buf[out->len++] = delim;
-	return 0;
-}
-
-/* One add or check run over its inputs. */
-struct job {
-	struct bloom *filter;	/* the open filter */
-	int adding;		/* add, rather than test, the keys */
-	int invert;		/* select the keys not found (check -v) */
-	int emit;		/* write the selected lines */
-	int quiet;		/* stop at the first selected line */
-	unsigned char delim;	/* line terminator */
-	uint64_t selected;	/* lines selected so far */
-	struct output out;	/* where selected lines go */
-	struct lines lines;	/* the line reader */
-	unsigned char *hit;	/* per line of a group: new, or found */
-};
-
-/*
- * Adds or tests the lines of g and writes the selected ones.  For add, a
- * line is selected if it was new; for check, if it may be in the set (or,
- * with -v, if it certainly is not).  Returns -1 if the output failed.
- */
-static int
-run_group(struct job *job, const struct line_group *g)
-{
-	unsigned char *hit = job->hit, sel[64];
-	size_t i, j, n, nsel;
-
-	if (job->adding)
-		bloom_add(job->filter, g->hash, g->nlines, hit);
-	else
-		bloom_test(job->filter, g->hash, g->nlines, hit);
-	for (i = 0; i < g->nlines; i += n) {
-		n = g->nlines - i < sizeof sel ? g->nlines - i : sizeof sel;
-		/* Which lines are selected is often a coin toss: list them
-		 * without a branch per line. */
-		for (j = nsel = 0; j < n; j++) {
-			sel[nsel] = (unsigned char)j;
-			nsel += hit[i + j] != job->invert;
-		}
-		job->selected += nsel;
-		if (!job->emit)
-			continue;
-		for (j = 0; j < nsel; j++)
-			if (output_line(&job->out, g->line[i + sel[j]].data,
-			    g->line[i + sel[j]].len, job->delim) == -1)
-				return -1;
-	}
-	return 0;
-}
-
-/* How a stream ended. */
-enum stream_end { STREAM_DONE, STREAM_STOP, STREAM_READ_ERROR,
-    STREAM_WRITE_ERROR };
-
-/* Streams the lines of fd through the filter.  After STREAM_READ_ERROR,
- * errno says why. */
-static enum stream_end
-stream(struct job *job, int fd)
-{
-	const struct line_group *g;
-	enum stream_end e;
-	int err = 0;
-
-	lines_start(&job->lines, fd, job->filter);
-	for (;;) {
-		/* Before waiting for input, let the lines selected so far
-		 * go on down the pipeline. */
-		if (!lines_ready(&job->lines) &&
-		    output_flush(&job->out) == -1) {
-			e = STREAM_WRITE_ERROR;
-			break;
-		}
-		g = lines_next(&job->lines);
-		if (run_group(job, g) == -1) {
-			e = STREAM_WRITE_ERROR;
-			break;
-		}
-		if (job->quiet && job->selected > 0) {
-			e = STREAM_STOP;
-			break;
-		}
-		if (g->err != 0) {
-			err = g->err;
-			e = STREAM_READ_ERROR;
-			break;
-		}
-		if (g->last) {
-			e = STREAM_DONE;
-			break;
-		}
-	}
-	lines_stop(&job->lines);
-	errno = err;
-	return e;
 }
 
 static void
@@ -656,7 +635,7 @@ input_name(const char *file)
  * some input failed, or -1 if the output failed and the run was abandoned.
  */
 static int
-stream_files(struct job *job, int nfiles, char **files)
+stream_files(struct engine *job, int nfiles, char **files)
 {
 	static char *stdin_only[] = { "-" };
 	int i, fd, trouble = 0;
@@ -674,11 +653,19 @@ stream_files(struct job *job, int nfiles, char **files)
 			trouble = 1;
 			continue;
 		}
-		e = stream(job, fd);
+		e = engine_stream(job, fd);
 		if (e == STREAM_READ_ERROR) {
 			warnx("%s: read error: %s", input_name(files[i]),
 			    strerror(errno));
 			trouble = 1;
+		}
+		if (e == STREAM_FILTER_ERROR) {
+			warnx("%s: %s", job->filter->path,
+			    bloom_strerror(job->status));
+			if (fd != STDIN_FILENO)
+				close(fd);
+			engine_flush(job);
+			return -2;
 		}
 		if (fd != STDIN_FILENO)
 			close(fd);
@@ -687,7 +674,7 @@ stream_files(struct job *job, int nfiles, char **files)
 		if (e == STREAM_STOP)
 			break;
 	}
-	if (output_flush(&job->out) == -1)
+	if (engine_flush(job) == -1)
 		return -1;
 	return trouble;
 }
@@ -700,57 +687,40 @@ output_error(const struct output *out)
 		warnx("write error: %s", strerror(out->err));
 }
 
-/* Sets up job's buffers and line reader; job_free undoes it.  Returns 0,
- * or -1 after saying why not. */
+/* Sets up e's buffers and line reader, or says why not.  Returns 0 or -1. */
 static int
-job_init(struct job *job)
+engine_setup(struct engine *e)
 {
-	job->out.cap = OUTPUT_SIZE;
-	job->out.buf = malloc(job->out.cap);
-	job->hit = malloc(LINES_MAX);
-	if (job->out.buf == NULL || job->hit == NULL) {
-		errno = ENOMEM;
-		goto fail;
-	}
-	if (lines_init(&job->lines, job->delim) == -1)
-		goto fail;
-	return 0;
-fail:
+	if (engine_init(e) == 0)
+		return 0;
 	warnx("%s", errno == ENOMEM ? "out of memory" : strerror(errno));
-	free(job->out.buf);
-	free(job->hit);
-	job->out.buf = NULL;
-	job->hit = NULL;
 	return -1;
 }
 
-static void
-job_free(struct job *job)
-{
-	if (job->out.buf == NULL)
-		return;
-	lines_free(&job->lines);
-	free(job->out.buf);
-	free(job->hit);
-}
-
-/* Opens the filter for add, creating it with the defaults if missing. */
+/* Opens the filter for add, creating it growable with the defaults if
+ * missing. */
 static int
 open_for_add(struct bloom *b, const char *path)
 {
-	struct params p = { DEFAULT_CAPACITY, DEFAULT_FPR, 0, 0 };
+	struct bloom_spec spec;
+	struct bloom_header h;
 	int s;
 
 	s = bloom_open(b, path, 1);
 	if (s == BLOOM_ERRNO && errno == ENOENT) {
-		if (params_solve(&p, SOLVE_SIZE) == -1)
-			return -1;
-		s = bloom_create(path, &p, random_seed(), 0);
-		if (s == BLOOM_OK)
-			warnx("%s: created for %" PRIu64 " items at fpr %g "
-			    "(%" PRIu64 " bytes)", path, p.capacity,
-			    p.target_fpr,
-			    BLOOM_HEADER_SIZE + p.nblocks * BLOCK_BYTES);
+		memset(&spec, 0, sizeof spec);
+		spec.mode = MODE_GROW;
+		spec.growth = DEFAULT_GROWTH;
+		spec.first.capacity = DEFAULT_CAPACITY;
+		spec.first.target_fpr = DEFAULT_FPR;
+		spec.seed = random_seed();
+		spec.created_ms = now_ms();
+		s = bloom_create(path, &spec, 0);
+		if (s == BLOOM_OK && bloom_plan(&spec, &h) == BLOOM_OK)
+			warnx("%s: created growable, for %" PRIu64 " items "
+			    "at first, at fpr %g (%" PRIu64 " bytes)", path,
+			    spec.first.capacity, spec.first.target_fpr,
+			    h.file_size);
 		else if (!(s == BLOOM_ERRNO && errno == EEXIST)) {
 			warnx("%s: cannot create: %s", path,
 			    bloom_strerror(s));
@@ -765,6 +735,24 @@ open_for_add(struct bloom *b, const char *path)
 	return 0;
 }
 
+/* Tells of what an add did to the filter that its user should know. */
+static void
+notice(struct bloom *b, unsigned events)
+{
+	const struct segment_info *t = &b->seg[b->target].info;
+
+	if (events & BLOOM_EV_FULL)
+		warnx("%s: warning: past its capacity of %" PRIu64 " items; "
+		    "estimated false-positive rate now %.3g (target %g); "
+		    "a filter made with --grow grows instead", b->path,
+		    b->hdr.capacity, b->full_fpr, b->hdr.target_fpr);
+	if (events & BLOOM_EV_EARLY)
+		warnx("%s: warning: a generation filled with %" PRIu64
+		    " items before its time and was closed early; lines may "
+		    "be forgotten sooner than the window", b->path,
+		    t->capacity);
+}
+
 static int
 cmd_add(int argc, char **argv)
 {
@@ -776,7 +764,7 @@ cmd_add(int argc, char **argv)
 	};
 	static const char shortopts[] = ":Nhz";
 	struct bloom filter;
-	struct job job;
+	struct engine job;
 	int ch, rc, sync = 0;
 
 	memset(&job, 0, sizeof job);
@@ -804,12 +792,13 @@ cmd_add(int argc, char **argv)
 	argv += optind;
 	if (argc < 1)
 		usage_error(CMD_ADD, "add: no filter named");
-	if (job_init(&job) == -1 || open_for_add(&filter, argv[0]) == -1) {
-		job_free(&job);
+	if (engine_setup(&job) == -1 || open_for_add(&filter, argv[0]) == -1) {
+		engine_free(&job);
 		return finish(EXIT_TROUBLE);
 	}
 	guard_mapping(argv[0]);
 	job.filter = &filter;
+	job.notice = notice;
 	rc = stream_files(&job, argc - 1, argv + 1);
 	if (rc == -1)
 		output_error(&job.out);
@@ -818,7 +807,7 @@ cmd_add(int argc, char **argv)
 		rc = -1;
 	}
 	bloom_close(&filter);
-	job_free(&job);
+	engine_free(&job);
 	return finish(rc == 0 ? 0 : EXIT_TROUBLE);
 }
 
@@ -831,7 +820,7 @@ cmd_check(int argc, char **argv)
 	};
 	static const char shortopts[] = ":chqvz";
 	struct bloom filter;
-	struct job job;
+	struct engine job;
 	int ch, rc, s, count_only = 0;
 
 	memset(&job, 0, sizeof job);
@@ -864,25 +853,25 @@ cmd_check(int argc, char **argv)
 		usage_error(CMD_CHECK, "check: no filter named");
 	if (count_only || job.quiet)
 		job.emit = 0;
-	if (job_init(&job) == -1) {
-		job_free(&job);
+	if (engine_setup(&job) == -1) {
+		engine_free(&job);
 		return finish(EXIT_TROUBLE);
 	}
 	s = bloom_open(&filter, argv[0], 0);
 	if (s != BLOOM_OK) {
 		filter_error(argv[0], s, &filter.hdr);
-		job_free(&job);
+		engine_free(&job);
 		return finish(EXIT_TROUBLE);
 	}
 	guard_mapping(argv[0]);
 	job.filter = &filter;
 	rc = stream_files(&job, argc - 1, argv + 1);
 	bloom_close(&filter);
-	job_free(&job);
-	if (rc == -1) {
+	engine_free(&job);
+	if (rc == -1)
 		output_error(&job.out);
+	if (rc < 0)
 		return finish(EXIT_TROUBLE);
-	}
 	if (count_only && !job.quiet)
 		printf("%" PRIu64 "\n", job.selected);
 	/* As grep -q: a selected line wins over trouble with other input. */
@@ -891,114 +880,6 @@ cmd_check(int argc, char **argv)
 	if (rc != 0)
 		return finish(EXIT_TROUBLE);
 	return finish(job.selected > 0 ? EXIT_SELECTED : EXIT_NONE);
-}
-
-/* What stats reports. */
-struct stats {
-	uint64_t bytes;		/* file size */
-	uint64_t bits_set;	/* bits set in the array */
-	double fill;		/* bits_set / bits */
-	double estimated_items;	/* distinct items the fill suggests */
-	double estimated_fpr;	/* false-positive rate the fill gives */
-	uint64_t inserted;	/* the header's counter */
-};
-
-/* Returns the length of the well-formed UTF-8 sequence at s, or 0. */
-static size_t
-utf8_length(const unsigned char *s)
-{
-	size_t len, i;
-	unsigned min, cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		len = 2;
-		min = 0x80;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		len = 3;
-		min = 0x800;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		len = 4;
-		min = 0x10000;
-	} else
-		return 0;
-	cp = s[0] & (0x7fu >> len);
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3fu);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
-/* Writes s as a JSON string; a byte that is not UTF-8 becomes U+FFFD. */
-static void
-json_string(const char *str)
-{
-	const unsigned char *s = (const unsigned char *)str;
-
-	putchar('"');
-	while (*s != '\0') {
-		size_t len = utf8_length(s);
-
-		if (len == 0) {
-			fputs("\\ufffd", stdout);
-			len = 1;
-		} else if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if (*s < 0x20)
-			printf("\\u%04x", *s);
-		else
-			fwrite(s, 1, len, stdout);
-		s += len;
-	}
-	putchar('"');
-}
-
-static void
-print_stats_json(const char *path, const struct bloom_header *h,
-    const struct stats *st)
-{
-	printf("{\"file\":");
-	json_string(path);
-	printf(",\"layout\":\"blocked512\",\"hash\":\"xxh3-64\""
-	    ",\"bytes\":%" PRIu64 ",\"bits\":%" PRIu64 ",\"hashes\":%" PRIu32
-	    ",\"seed\":%" PRIu64 ",\"capacity\":%" PRIu64
-	    ",\"target_fpr\":%.6g,\"inserted\":%" PRIu64
-	    ",\"bits_set\":%" PRIu64 ",\"fill\":%.6f"
-	    ",\"estimated_items\":%.0f,\"estimated_fpr\":%.6g"
-	    ",\"over_capacity\":%s}\n",
-	    st->bytes, h->nbits, h->hashes, h->seed, h->capacity,
-	    h->target_fpr, st->inserted, st->bits_set, st->fill,
-	    st->estimated_items, st->estimated_fpr,
-	    st->estimated_items > (double)h->capacity ? "true" : "false");
-}
-
-static void
-print_stats_text(const char *path, const struct bloom_header *h,
-    const struct stats *st)
-{
-	printf("file: %s\n", path);
-	printf("layout: blocked512 (512-bit blocks)\n");
-	printf("hash: xxh3-64\n");
-	printf("bytes: %" PRIu64 "\n", st->bytes);
-	printf("bits: %" PRIu64 "\n", h->nbits);
-	printf("hashes: %" PRIu32 "\n", h->hashes);
-	printf("seed: %" PRIu64 "\n", h->seed);
-	printf("capacity: %" PRIu64 "\n", h->capacity);
-	printf("target_fpr: %.6g\n", h->target_fpr);
-	printf("inserted: %" PRIu64 "\n", st->inserted);
-	printf("bits_set: %" PRIu64 "\n", st->bits_set);
-	printf("fill: %.6f\n", st->fill);
-	printf("estimated_items: %.0f\n", st->estimated_items);
-	printf("estimated_fpr: %.6g\n", st->estimated_fpr);
-	if (st->estimated_items > (double)h->capacity)
-		printf("warning: over capacity: about %.0f items in a filter "
-		    "sized for %" PRIu64 "; false positives are above the "
-		    "target rate\n", st->estimated_items, h->capacity);
 }
 
 static int
@@ -1010,9 +891,9 @@ cmd_stats(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	static const char shortopts[] = ":h";
-	static uint64_t hist[BLOCK_BITS + 1];
+	static struct filter_stats st;
 	struct bloom filter;
-	struct stats st;
+	struct stat sb;
 	int ch, s, json = 0;
 
 	while ((ch = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
@@ -1038,19 +919,61 @@ cmd_stats(int argc, char **argv)
 		return finish(EXIT_TROUBLE);
 	}
 	guard_mapping(argv[0]);
-	st.bytes = filter.hdr.file_size;
-	st.inserted = bloom_inserted(&filter);
-	st.bits_set = bloom_fill(&filter, hist);
-	st.fill = (double)st.bits_set / (double)filter.hdr.nbits;
-	st.estimated_items = params_estimate_items(st.bits_set,
-	    filter.nblocks, filter.hashes);
-	st.estimated_fpr = params_fpr_from_hist(hist, filter.nblocks,
-	    filter.hashes);
+	if (fstat(filter.fd, &sb) == -1)
+		sb.st_size = 0;
+	stats_compute(&filter, (uint64_t)sb.st_size, &st);
 	if (json)
-		print_stats_json(argv[0], &filter.hdr, &st);
+		stats_print_json(stdout, argv[0], &filter, &st);
 	else
-		print_stats_text(argv[0], &filter.hdr, &st);
+		stats_print_text(stdout, argv[0], &filter, &st);
 	bloom_close(&filter);
+	return finish(0);
+}
+
+static int
+cmd_rotate(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static const char shortopts[] = ":h";
+	struct bloom filter;
+	int ch, s;
+
+	while ((ch = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'h':
+			print_help(CMD_ROTATE);
+			return finish(0);
+		default:
+			bad_option(CMD_ROTATE, ch, argv, shortopts, longopts);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc != 1)
+		usage_error(CMD_ROTATE, argc == 0 ? "rotate: no filter named" :
+		    "rotate: one filter at a time");
+	s = bloom_open(&filter, argv[0], 1);
+	if (s != BLOOM_OK) {
+		filter_error(argv[0], s, &filter.hdr);
+		return finish(EXIT_TROUBLE);
+	}
+	guard_mapping(argv[0]);
+	if (filter.hdr.mode != MODE_WINDOW) {
+		warnx("%s: cannot rotate: a %s filter has no generations "
+		    "(make one with create --generations)", argv[0],
+		    stats_mode_name(filter.hdr.mode));
+		bloom_close(&filter);
+		return finish(EXIT_TROUBLE);
+	}
+	s = bloom_rotate(&filter);
+	bloom_close(&filter);
+	if (s != BLOOM_OK) {
+		warnx("%s: cannot rotate: %s", argv[0], bloom_strerror(s));
+		return finish(EXIT_TROUBLE);
+	}
 	return finish(0);
 }
 
@@ -1114,6 +1037,8 @@ main(int argc, char **argv)
 		return cmd_check(argc, argv);
 	case CMD_STATS:
 		return cmd_stats(argc, argv);
+	case CMD_ROTATE:
+		return cmd_rotate(argc, argv);
 	case CMD_HELP:
 	case NCMD:
 		break;

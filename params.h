@@ -20,9 +20,15 @@ struct params {
 /* What the caller fixed; params_solve derives the rest. */
 enum solve_for { SOLVE_SIZE, SOLVE_FPR, SOLVE_CAPACITY };
 
-/* Returns the false-positive rate of a blocked filter of nblocks blocks with
- * the given number of hashes after n distinct insertions. */
+/* Returns the expected false-positive rate of a blocked filter of nblocks
+ * blocks with hashes (1..HASHES_MAX, else 1.0) after n distinct insertions.
+ * The first call fills a table of 700 KB in some milliseconds, once per
+ * process: make it before two threads could. */
 double params_fpr(uint64_t n, uint64_t nblocks, unsigned hashes);
+
+/* Returns the rate p each of parts independent parts may have for a query
+ * to be a false positive with probability total: 1 - (1 - p)^parts = total. */
+double params_split_fpr(double total, unsigned parts);
 
 /* Completes p: SOLVE_SIZE reads capacity and target_fpr, SOLVE_FPR reads
  * capacity and nblocks, SOLVE_CAPACITY reads target_fpr and nblocks.  If

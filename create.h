@@ -1,0 +1,38 @@
+/* create.h: interface of create.c, making filter files: sizing every
+ * segment of a new filter, and writing it atomically. */
+#ifndef BLOOM_CREATE_H
+#define BLOOM_CREATE_H
+
+#include <stdint.h>
+
+#include "format.h"
+#include "params.h"
+
+/* What a v2 create makes: the header fields of the mode, and the first
+ * segment's sizing for a fixed filter. */
+struct bloom_spec {
+	enum filter_mode mode;	/* fixed, grow or window */
+	struct params first;	/* fixed: the whole array; grow: the first
+				 * segment's capacity and the filter's
+				 * rate; window: capacity per window and
+				 * the filter's rate */
+	double growth;		/* grow: capacity factor F */
+	unsigned generations;	/* window: G */
+	uint64_t window_ms;	/* window: length, 0 if rotated by hand */
+	uint64_t seed;		/* hash seed */
+	uint64_t created_ms;	/* now, in ms since 1970 */
+};
+
+/* Creates the filter file path for spec, fully allocated, atomically: the
+ * file appears whole or not at all.  Unless force, an existing path is
+ * left alone and the call fails with errno EEXIST.  Returns BLOOM_OK, or
+ * BLOOM_ERRNO with errno set, or the status of a spec that cannot be
+ * sized. */
+int bloom_create(const char *path, const struct bloom_spec *spec, int force);
+
+/* Computes the header and segment table that bloom_create would write for
+ * spec, into h (h->file_size is the file's size).  Returns BLOOM_OK, or
+ * BLOOM_ERRNO with errno EINVAL or EFBIG as params_solve. */
+int bloom_plan(const struct bloom_spec *spec, struct bloom_header *h);
+
+#endif

@@ -1,0 +1,134 @@
+/*
+ * The engine: the per-line path of add and check.  The reader hands over
+ * groups of lines with their hashes; the filter adds or tests the group;
+ * the selected lines go to the output in input order.  The subcommands in
+ * cli.c only set the options of struct engine.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine.h"
+
+int
+engine_init(struct engine *e)
+{
+	int saved;
+
+	e->hit = malloc(LINES_MAX);
+	if (e->hit == NULL)
+		return -1;
+	if (output_init(&e->out, STDOUT_FILENO) == -1)
+		goto fail;
+	if (lines_init(&e->reader, e->delim) == -1) {
+		saved = errno;
+		output_free(&e->out);
+		errno = saved;
+		goto fail;
+	}
+	return 0;
+fail:
+	saved = errno;
+	free(e->hit);
+	e->hit = NULL;
+	errno = saved;
+	return -1;
+}
+
+void
+engine_free(struct engine *e)
+{
+	if (e->hit == NULL)
+		return;
+	lines_free(&e->reader);
+	output_free(&e->out);
+	free(e->hit);
+	e->hit = NULL;
+}
+
+int
+engine_flush(struct engine *e)
+{
+	return output_flush(&e->out);
+}
+
+/*
+ * Adds or tests the lines of g and writes the selected ones.  For add, a
+ * line is selected if it was new; for check, if it may be in the set (or,
+ * with -v, if it certainly is not).
+ */
+static enum stream_end
+run_group(struct engine *e, const struct line_group *g)
+{
+	unsigned char *hit = e->hit, sel[64];
+	size_t i, j, n, nsel, done = 0;
+	unsigned events;
+
+	if (e->adding)
+		e->status = bloom_add(e->filter, g->hash, g->nlines, hit,
+		    &done);
+	else if ((e->status = bloom_test(e->filter, g->hash, g->nlines,
+	    hit)) == BLOOM_OK)
+		done = g->nlines;
+	events = bloom_events(e->filter);
+	if (events != 0 && e->notice != NULL)
+		e->notice(e->filter, events);
+	/* The lines before a failure were added: they are written. */
+	e->lines += done;
+	for (i = 0; i < done; i += n) {
+		n = done - i < sizeof sel ? done - i : sizeof sel;
+		/* Which lines are selected is often a coin toss: list them
+		 * without a branch per line. */
+		for (j = nsel = 0; j < n; j++) {
+			sel[nsel] = (unsigned char)j;
+			nsel += hit[i + j] != e->invert;
+		}
+		e->selected += nsel;
+		if (!e->emit)
+			continue;
+		for (j = 0; j < nsel; j++)
+			if (output_line(&e->out, g->line[i + sel[j]].data,
+			    g->line[i + sel[j]].len, e->delim) == -1)
+				return STREAM_WRITE_ERROR;
+	}
+	return e->status == BLOOM_OK ? STREAM_DONE : STREAM_FILTER_ERROR;
+}
+
+enum stream_end
+engine_stream(struct engine *e, int fd)
+{
+	const struct line_group *g;
+	enum stream_end end;
+	int err = 0;
+
+	lines_start(&e->reader, fd, e->filter);
+	for (;;) {
+		/* Before waiting for input, let the lines selected so far
+		 * go on down the pipeline. */
+		if (!lines_ready(&e->reader) && output_flush(&e->out) == -1) {
+			end = STREAM_WRITE_ERROR;
+			break;
+		}
+		g = lines_next(&e->reader);
+		end = run_group(e, g);
+		if (end != STREAM_DONE) {
+			err = errno;
+			break;
+		}
+		if (e->quiet && e->selected > 0) {
+			end = STREAM_STOP;
+			break;
+		}
+		if (g->err != 0) {
+			err = g->err;
+			end = STREAM_READ_ERROR;
+			break;
+		}
+		if (g->last)
+			break;
+	}
+	lines_stop(&e->reader);
+	errno = err;
+	return end;
+}

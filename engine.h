@@ -1,0 +1,54 @@
+/* engine.h: interface of engine.c, the per-line path that add and check
+ * configure: reader, keys, filter, output. */
+#ifndef BLOOM_ENGINE_H
+#define BLOOM_ENGINE_H
+
+#include <stdint.h>
+
+#include "bloom.h"
+#include "lines.h"
+#include "output.h"
+
+/* One add or check run over its inputs. */
+struct engine {
+	struct bloom *filter;	/* the open filter */
+	int adding;		/* add, rather than test, the keys */
+	int invert;		/* select the keys not found (check -v) */
+	int emit;		/* write the selected lines */
+	int quiet;		/* stop at the first selected line */
+	unsigned char delim;	/* line terminator */
+	uint64_t lines;		/* lines read so far */
+	uint64_t selected;	/* lines selected so far */
+	struct output out;	/* where selected lines go */
+	struct lines reader;	/* the line reader */
+	unsigned char *hit;	/* per line of a group: new, or found */
+	int status;		/* after STREAM_FILTER_ERROR: the bloom
+				 * status */
+	void (*notice)(struct bloom *, unsigned);	/* told of the
+				 * BLOOM_EV_* events of each add, if set */
+};
+
+/* How a stream ended. */
+enum stream_end {
+	STREAM_DONE,		/* the input was read to its end */
+	STREAM_STOP,		/* quiet, and a line was selected */
+	STREAM_READ_ERROR,	/* reading failed; errno says why */
+	STREAM_WRITE_ERROR,	/* the output failed; out.err says why */
+	STREAM_FILTER_ERROR	/* the filter failed; status says why */
+};
+
+/* Sets up e's buffers and line reader for the options already set in e
+ * (delim above all); engine_free undoes it.  Returns 0, or -1 with errno
+ * set. */
+int engine_init(struct engine *e);
+
+/* Streams the lines of fd through e->filter, writing the selected ones. */
+enum stream_end engine_stream(struct engine *e, int fd);
+
+/* Writes what is pending.  Returns 0, or -1 if the output failed. */
+int engine_flush(struct engine *e);
+
+/* Frees what engine_init allocated. */
+void engine_free(struct engine *e);
+
+#endif

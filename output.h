@@ -1,0 +1,35 @@
+/* output.h: interface of output.c, the buffered writer of the lines a run
+ * selects. */
+#ifndef BLOOM_OUTPUT_H
+#define BLOOM_OUTPUT_H
+
+#include <stddef.h>
+
+#define OUTPUT_SIZE	(1 << 18)	/* bytes buffered before a write */
+
+/* Lines buffered for one descriptor and written with write(2). */
+struct output {
+	int fd;			/* where the lines go */
+	unsigned char *buf;	/* pending bytes */
+	size_t len;		/* bytes pending */
+	size_t cap;		/* size of buf */
+	int failed;		/* a write failed; err says why */
+	int err;		/* errno of the failed write */
+};
+
+/* Sets out up to write to fd.  Returns 0, or -1 with errno set. */
+int output_init(struct output *out, int fd);
+
+/* Writes what is pending.  Returns 0, or -1 once a write has failed (then
+ * out->err says why and nothing more is written). */
+int output_flush(struct output *out);
+
+/* Appends a line of len bytes and its terminator delim.  Returns 0, or -1
+ * as output_flush. */
+int output_line(struct output *out, const unsigned char *line, size_t len,
+    unsigned char delim);
+
+/* Frees what output_init allocated; writes nothing. */
+void output_free(struct output *out);
+
+#endif

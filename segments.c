@@ -1,0 +1,564 @@
+/*
+ * The segment list of an open filter: which segments exist, which are
+ * live, which takes adds; and the two ways the list changes, growth and
+ * rotation, which several processes may attempt at once.
+ *
+ * Growth.  When the newest segment of a growable filter is full, one
+ * process (the one holding the lock on byte 0 of the file) allocates the
+ * next segment at the end of the file, writes its table entry, and only
+ * then raises the segment count.  A process killed before that leaves a
+ * file a little longer than its segments, which the next growth reuses.
+ * Others see the new count before their next batch and map the segment.
+ *
+ * Windows.  A window of G generations keeps one segment per generation.
+ * Generation e covers the times created + e W / (G - 1) onwards; the
+ * generation now is the later of the clock's and the one the file says,
+ * and generations more than G - 1 behind it are expired: empty to every
+ * reader, whether or not anyone has written since.  A writer that finds
+ * the clock ahead rotates: clears the segments of expired generations and
+ * gives them the new ones.  It does so holding byte 0 and, for writing,
+ * byte 1, which every adder holds for reading while it adds a chunk; an
+ * adder takes byte 0 briefly first, so that a waiting rotation is not
+ * starved by adders that keep coming.  So no chunk is ever added into a
+ * generation being cleared.
+ */
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <float.h>
+#include <math.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "segments.h"
+
+#define LOCK_LIST	0	/* byte held to grow or rotate */
+#define LOCK_ADD	1	/* byte adders of a window hold */
+#define FILE_MAX	((uint64_t)1 << 47)	/* bytes a filter may have */
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define le64(v)	__builtin_bswap64(v)
+#else
+#define le64(v)	(v)
+#endif
+
+int
+memory_fits(uint64_t size)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+
+	return pages <= 0 || page_size <= 0 ||
+	    size / 2 <= (uint64_t)pages * (uint64_t)page_size;
+}
+
+uint64_t
+counter_read(const uint64_t *counter)
+{
+	return le64(__atomic_load_n(counter, __ATOMIC_ACQUIRE));
+}
+
+static void
+counter_store(uint64_t *counter, uint64_t v)
+{
+	__atomic_store_n(counter, le64(v), __ATOMIC_RELEASE);
+}
+
+/* Adds v to the counter, stopping at UINT64_MAX rather than wrapping;
+ * returns the value before. */
+static uint64_t
+counter_add(uint64_t *counter, uint64_t v)
+{
+	uint64_t old = __atomic_load_n(counter, __ATOMIC_RELAXED), sum;
+
+	do {
+		sum = le64(old) + v;
+		if (sum < v)
+			sum = UINT64_MAX;
+	} while (!__atomic_compare_exchange_n(counter, &old, le64(sum), 1,
+	    __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return le64(old);
+}
+
+static uint64_t *
+head_word(const struct bloom *b, uint64_t off)
+{
+	return (uint64_t *)(b->head + off);
+}
+
+static uint64_t
+slot_offset(unsigned i)
+{
+	return V2_HEADER_SIZE + (uint64_t)i * SLOT_SIZE;
+}
+
+/* Takes (type F_RDLCK or F_WRLCK) or drops (F_UNLCK) the lock on byte
+ * which of b's file. */
+static int
+lock_byte(struct bloom *b, short type, off_t which)
+{
+	struct flock fl;
+
+	memset(&fl, 0, sizeof fl);
+	fl.l_type = type;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = which;
+	fl.l_len = 1;
+	while (fcntl(b->fd, F_OFD_SETLKW, &fl) == -1)
+		if (errno != EINTR)
+			return -1;
+	return 0;
+}
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int
+segments_plan(const struct bloom_header *h, unsigned i, uint64_t offset,
+    struct segment_info *s)
+{
+	struct params p;
+	double capacity;
+
+	memset(&p, 0, sizeof p);
+	if (h->mode == MODE_GROW) {
+		capacity = ceil((double)h->capacity * pow(h->growth, i));
+		if (!(capacity < 0x1p62))
+			return BLOOM_ETOOBIG;
+		p.capacity = (uint64_t)capacity;
+		p.target_fpr = h->target_fpr * (1.0 - h->ratio) *
+		    pow(h->ratio, i);
+	} else {
+		/* A generation holds what arrives in W / (G - 1). */
+		p.capacity = h->capacity / (h->slots - 1) +
+		    (h->capacity % (h->slots - 1) != 0);
+		p.target_fpr = params_split_fpr(h->target_fpr, h->slots);
+	}
+	if (!(p.target_fpr >= DBL_MIN) || params_solve(&p, SOLVE_SIZE) == -1)
+		return BLOOM_ETOOBIG;
+	memset(s, 0, sizeof *s);
+	s->offset = offset;
+	s->nblocks = p.nblocks;
+	s->hashes = p.hashes;
+	s->capacity = p.capacity;
+	s->target_fpr = p.target_fpr;
+	if (offset > FILE_MAX || s->nblocks * BLOCK_BYTES > FILE_MAX - offset)
+		return BLOOM_ETOOBIG;
+	return BLOOM_OK;
+}
+
+/* Maps segment i, whose entry is valid, as b->hdr.seg[i] has it. */
+static int
+map_one(struct bloom *b, unsigned i)
+{
+	struct segment *sg = &b->seg[i];
+	int prot = PROT_READ | (b->writable ? PROT_WRITE : 0);
+
+	sg->info = b->hdr.seg[i];
+	if (b->hdr.version == FORMAT_V1) {
+		sg->bits = b->head + V1_HEADER_SIZE;
+		sg->inserted = head_word(b, V1_OFF_INSERTED);
+		sg->stamp = NULL;
+		return BLOOM_OK;
+	}
+	sg->map_size = (size_t)(sg->info.nblocks * BLOCK_BYTES);
+	sg->map = mmap(NULL, sg->map_size, prot, MAP_SHARED, b->fd,
+	    (off_t)sg->info.offset);
+	if (sg->map == MAP_FAILED) {
+		sg->map = NULL;
+		return BLOOM_ERRNO;
+	}
+#ifdef MADV_HUGEPAGE
+	/*
+	 * Pages read in for a read-only mapping with this advice come as
+	 * large folios, which any later mapping of the file uses whole: it
+	 * halves the time of the next lookups in a filter of gigabytes.  Not
+	 * for writing: write faults on a huge shared mapping cost more than
+	 * they save.
+	 */
+	if (!b->writable && memory_fits(sg->map_size))
+		madvise(sg->map, sg->map_size, MADV_HUGEPAGE);
+#endif
+	sg->bits = sg->map;
+	sg->inserted = head_word(b, slot_offset(i) + SLOT_OFF_INSERTED);
+	sg->stamp = head_word(b, slot_offset(i) + SLOT_OFF_STAMP);
+	return BLOOM_OK;
+}
+
+int
+segments_map(struct bloom *b)
+{
+	int s;
+
+	if (b->hdr.nsegments > SIZE_MAX / BLOCK_BYTES)
+		return BLOOM_ENSEGMENTS;
+	while (b->nmapped < b->hdr.nsegments) {
+		if ((s = map_one(b, b->nmapped)) != BLOOM_OK)
+			return s;
+		b->nmapped++;
+	}
+	return BLOOM_OK;
+}
+
+void
+segments_unmap(struct bloom *b)
+{
+	unsigned i;
+
+	for (i = 0; i < b->nmapped; i++)
+		if (b->seg[i].map != NULL)
+			munmap(b->seg[i].map, b->seg[i].map_size);
+	b->nmapped = 0;
+}
+
+/* Maps the segments another process appended since the last look. */
+static int
+map_appended(struct bloom *b, uint64_t count)
+{
+	unsigned char slot[SLOT_SIZE];
+	const struct segment_info *last;
+	struct stat st;
+	uint64_t min_offset;
+	int s;
+
+	if (count > b->hdr.slots)
+		return BLOOM_ENSEGMENTS;
+	if (fstat(b->fd, &st) == -1)
+		return BLOOM_ERRNO;
+	while (b->nmapped < count) {
+		last = &b->hdr.seg[b->nmapped - 1];
+		min_offset = last->offset + last->nblocks * BLOCK_BYTES;
+		min_offset = (min_offset + FILE_PAGE - 1) / FILE_PAGE *
+		    FILE_PAGE;
+		memcpy(slot, b->head + slot_offset(b->nmapped), SLOT_SIZE);
+		s = format_slot_parse(slot, b->nmapped, &b->hdr, min_offset,
+		    (uint64_t)st.st_size, &b->hdr.seg[b->nmapped]);
+		if (s != BLOOM_OK)
+			return s;
+		if ((s = map_one(b, b->nmapped)) != BLOOM_OK)
+			return s;
+		b->nmapped++;
+		b->hdr.nsegments = b->nmapped;
+	}
+	return BLOOM_OK;
+}
+
+/* The generation the clock says it is. */
+static uint64_t
+clock_epoch(const struct bloom_header *h)
+{
+	uint64_t now = now_ms(), t, w = h->window_ms, g = h->slots - 1;
+
+	if (w == 0 || now <= h->created_ms)
+		return 0;
+	t = now - h->created_ms;
+	/* t (G - 1) / W without overflow: t % W < 2^52, G - 1 < 64. */
+	return t / w * g + t % w * g / w;
+}
+
+/* Returns 1 if segment i of a window holds a generation that is live
+ * when the generation now is epoch. */
+static int
+generation_live(const struct bloom *b, unsigned i, uint64_t epoch)
+{
+	uint64_t stamp = counter_read(b->seg[i].stamp);
+
+	/* A stamp is 1 + the generation held, or 0 for none yet. */
+	return stamp != 0 && stamp - 1 <= epoch &&
+	    epoch - (stamp - 1) < b->hdr.slots;
+}
+
+int
+segments_is_live(const struct bloom *b, unsigned i)
+{
+	unsigned li;
+
+	for (li = 0; li < b->nlive; li++)
+		if (b->live[li] == i)
+			return 1;
+	return 0;
+}
+
+/* Orders b->live by inserted counter, the fullest first: a present key
+ * is then most often found in the first segment tested. */
+static void
+order_live(struct bloom *b)
+{
+	uint64_t ins[SEGMENTS_MAX];
+	unsigned i, j, v;
+
+	for (i = 0; i < b->nlive; i++)
+		ins[i] = counter_read(b->seg[b->live[i]].inserted);
+	for (i = 1; i < b->nlive; i++) {
+		uint64_t key = ins[i];
+
+		v = b->live[i];
+		for (j = i; j > 0 && ins[j - 1] < key; j--) {
+			ins[j] = ins[j - 1];
+			b->live[j] = b->live[j - 1];
+		}
+		ins[j] = key;
+		b->live[j] = v;
+	}
+}
+
+int
+segments_refresh(struct bloom *b)
+{
+	uint64_t count, file_epoch;
+	unsigned i;
+	int s;
+
+	switch (b->hdr.mode) {
+	case MODE_FIXED:
+		b->nlive = 1;
+		b->live[0] = b->target = 0;
+		return BLOOM_OK;
+	case MODE_GROW:
+		count = counter_read(head_word(b, V2_OFF_NSEGMENTS));
+		if (count > b->nmapped &&
+		    (s = map_appended(b, count)) != BLOOM_OK)
+			return s;
+		b->nlive = b->nmapped;
+		for (i = 0; i < b->nmapped; i++)
+			b->live[i] = i;
+		b->target = b->nmapped - 1;
+		break;
+	case MODE_WINDOW:
+		file_epoch = counter_read(head_word(b, V2_OFF_EPOCH));
+		b->epoch = clock_epoch(&b->hdr);
+		if (b->epoch < file_epoch)
+			b->epoch = file_epoch;
+		b->nlive = 0;
+		for (i = 0; i < b->nmapped; i++)
+			if (generation_live(b, i, b->epoch))
+				b->live[b->nlive++] = i;
+		b->target = (unsigned)(b->epoch % b->hdr.slots);
+		break;
+	}
+	order_live(b);
+	return BLOOM_OK;
+}
+
+/* Empties segment i: its bits and its counter. */
+static void
+clear_segment(struct bloom *b, unsigned i)
+{
+	struct segment *sg = &b->seg[i];
+
+#ifdef FALLOC_FL_ZERO_RANGE
+	/* Zeroing the range in the file costs no write of the old pages. */
+	if (fallocate(b->fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
+	    (off_t)sg->info.offset, (off_t)sg->map_size) == -1)
+#endif
+		memset(sg->bits, 0, sg->map_size);
+	counter_store(sg->inserted, 0);
+}
+
+/*
+ * Makes generation to the newest, if no process has gone further: clears
+ * the segments of the generations it pushes out, then publishes the new
+ * generation, then stamps the segments with theirs.  A reader that sees
+ * the new generation before the stamps takes those segments for expired;
+ * one that sees neither finds them emptied: they held only expired keys.
+ */
+static int
+rotate_to(struct bloom *b, uint64_t to, unsigned event)
+{
+	uint64_t from, start, e, g = b->hdr.slots;
+	int s = BLOOM_OK;
+
+	if (lock_byte(b, F_WRLCK, LOCK_LIST) == -1)
+		return BLOOM_ERRNO;
+	if (lock_byte(b, F_WRLCK, LOCK_ADD) == -1) {
+		s = BLOOM_ERRNO;
+		goto out;
+	}
+	from = counter_read(head_word(b, V2_OFF_EPOCH));
+	if (to < from)
+		to = from;
+	start = to >= g - 1 ? to - (g - 1) : 0;
+	if (start <= from)
+		start = from + 1;
+	if (start > to) {
+		/* Another process rotated first, unless the generation now
+		 * is not stamped as such: then it is mended. */
+		if (counter_read(b->seg[to % g].stamp) == to + 1)
+			goto done;
+		start = to;
+	}
+	for (e = start; e <= to; e++)
+		clear_segment(b, (unsigned)(e % g));
+	counter_store(head_word(b, V2_OFF_EPOCH), to);
+	for (e = start; e <= to; e++)
+		counter_store(b->seg[e % g].stamp, e + 1);
+	b->events |= event;
+done:
+	lock_byte(b, F_UNLCK, LOCK_ADD);
+out:
+	lock_byte(b, F_UNLCK, LOCK_LIST);
+	return s;
+}
+
+/*
+ * Appends the next segment of a growable filter, unless another process
+ * did so since the list was last refreshed.
+ */
+static int
+grow(struct bloom *b)
+{
+	unsigned char slot[SLOT_SIZE];
+	const struct segment_info *last;
+	struct segment_info next;
+	uint64_t count, offset;
+	int s, e;
+
+	if (lock_byte(b, F_WRLCK, LOCK_LIST) == -1)
+		return BLOOM_ERRNO;
+	count = counter_read(head_word(b, V2_OFF_NSEGMENTS));
+	if (count != b->nmapped) {
+		s = BLOOM_OK;	/* another process grew it */
+		goto out;
+	}
+	if (count >= b->hdr.slots) {
+		s = BLOOM_ESEGMENTS_FULL;
+		goto out;
+	}
+	last = &b->hdr.seg[count - 1];
+	offset = last->offset + last->nblocks * BLOCK_BYTES;
+	offset = (offset + FILE_PAGE - 1) / FILE_PAGE * FILE_PAGE;
+	if ((s = segments_plan(&b->hdr, (unsigned)count, offset, &next)) !=
+	    BLOOM_OK)
+		goto out;
+	next.stamp = now_ms();
+	e = posix_fallocate(b->fd, (off_t)offset,
+	    (off_t)(next.nblocks * BLOCK_BYTES));
+	if (e != 0) {
+		errno = e;
+		s = BLOOM_ERRNO;
+		goto out;
+	}
+	format_slot_build(slot, (unsigned)count, &next);
+	memcpy(b->head + slot_offset((unsigned)count), slot, SLOT_SIZE);
+	/* The entry and the space reach the disk before the count that
+	 * makes them part of the filter. */
+	if (fdatasync(b->fd) == -1) {
+		s = BLOOM_ERRNO;
+		goto out;
+	}
+	counter_store(head_word(b, V2_OFF_NSEGMENTS), count + 1);
+	b->events |= BLOOM_EV_GREW;
+out:
+	e = errno;
+	lock_byte(b, F_UNLCK, LOCK_LIST);
+	errno = e;
+	return s;
+}
+
+/* Takes the lock adders of a window hold, after passing the turnstile
+ * that a rotation closes. */
+static int
+enter_add(struct bloom *b)
+{
+	if (lock_byte(b, F_RDLCK, LOCK_LIST) == -1)
+		return -1;
+	if (lock_byte(b, F_RDLCK, LOCK_ADD) == -1) {
+		lock_byte(b, F_UNLCK, LOCK_LIST);
+		return -1;
+	}
+	lock_byte(b, F_UNLCK, LOCK_LIST);
+	return 0;
+}
+
+int
+segments_begin_add(struct bloom *b, uint64_t *room)
+{
+	const struct segment *t;
+	uint64_t inserted, stamp, file_epoch;
+	int s;
+
+	if (b->hdr.mode == MODE_FIXED) {
+		*room = UINT64_MAX;
+		return BLOOM_OK;
+	}
+	if (b->hdr.mode == MODE_WINDOW && enter_add(b) == -1)
+		return BLOOM_ERRNO;
+	for (;;) {
+		if ((s = segments_refresh(b)) != BLOOM_OK)
+			break;
+		t = &b->seg[b->target];
+		inserted = counter_read(t->inserted);
+		if (b->hdr.mode == MODE_GROW) {
+			if (inserted < t->info.capacity)
+				break;
+			if ((s = grow(b)) != BLOOM_OK)
+				return s;
+			continue;
+		}
+		stamp = counter_read(t->stamp);
+		file_epoch = counter_read(head_word(b, V2_OFF_EPOCH));
+		if (file_epoch == b->epoch && stamp == b->epoch + 1 &&
+		    inserted < t->info.capacity)
+			break;
+		/* Due, or the generation is full before its time. */
+		lock_byte(b, F_UNLCK, LOCK_ADD);
+		if (file_epoch == b->epoch && stamp == b->epoch + 1)
+			s = rotate_to(b, b->epoch + 1, BLOOM_EV_EARLY);
+		else
+			s = rotate_to(b, b->epoch, 0);
+		if (s != BLOOM_OK)
+			return s;
+		if (enter_add(b) == -1)
+			return BLOOM_ERRNO;
+	}
+	if (s != BLOOM_OK) {
+		segments_end_add(b);
+		return s;
+	}
+	*room = t->info.capacity - inserted;
+	return BLOOM_OK;
+}
+
+void
+segments_end_add(struct bloom *b)
+{
+	if (b->hdr.mode == MODE_WINDOW)
+		lock_byte(b, F_UNLCK, LOCK_ADD);
+}
+
+void
+segments_count(struct bloom *b, unsigned i, uint64_t fresh)
+{
+	struct segment *sg = &b->seg[i];
+	uint64_t before;
+
+	if (fresh == 0)
+		return;
+	before = counter_add(sg->inserted, fresh);
+	if (b->hdr.mode == MODE_FIXED && before <= sg->info.capacity &&
+	    before + fresh > sg->info.capacity) {
+		b->events |= BLOOM_EV_FULL;
+		b->full_fpr = params_fpr(before + fresh, sg->info.nblocks,
+		    sg->info.hashes);
+	}
+}
+
+int
+segments_rotate(struct bloom *b)
+{
+	int s;
+
+	if (b->hdr.mode != MODE_WINDOW)
+		return BLOOM_EMODE;
+	if ((s = segments_refresh(b)) != BLOOM_OK)
+		return s;
+	return rotate_to(b, b->epoch + 1, 0);
+}

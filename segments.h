@@ -1,0 +1,64 @@
+/* segments.h: interface of segments.c, the segment list of an open
+ * filter: which segments exist and are live, which takes adds, and growth
+ * and rotation. */
+#ifndef BLOOM_SEGMENTS_H
+#define BLOOM_SEGMENTS_H
+
+#include <stdint.h>
+
+#include "bloom.h"
+
+/* The rate factor between the segments of a growable filter: segment i
+ * is sized for rate P (1 - r) r^i, so that all of them together stay
+ * under P (Almeida et al., "Scalable Bloom Filters", 2007).  0.8 gives
+ * the fewest bits per key for a filter grown 32 times with F = 2. */
+#define GROW_RATIO	0.8
+
+/* Returns 1 if size bytes of filter take at most half of the machine's
+ * memory; a filter larger than that is left to fault in only what it
+ * needs. */
+int memory_fits(uint64_t size);
+
+/* Reads a little-endian counter in the mapped file. */
+uint64_t counter_read(const uint64_t *counter);
+
+/* Sizes segment i of a v2 filter whose header fields (mode, capacity,
+ * target_fpr, growth, ratio, slots) are in h, starting at offset.  Returns
+ * BLOOM_OK, or BLOOM_ETOOBIG if it cannot be made. */
+int segments_plan(const struct bloom_header *h, unsigned i, uint64_t offset,
+    struct segment_info *s);
+
+/* Maps the segments b->hdr lists, after the header is mapped.  Returns
+ * BLOOM_OK or a status. */
+int segments_map(struct bloom *b);
+
+/* Unmaps every segment. */
+void segments_unmap(struct bloom *b);
+
+/* Brings the list up to date: maps segments other processes appended,
+ * works out the generation now and which segments are live.  Returns
+ * BLOOM_OK or a status. */
+int segments_refresh(struct bloom *b);
+
+/* Before adding: makes sure the target segment can take a key, growing
+ * the filter or rotating a window that is due (or full) as needed, and
+ * sets *room to how many new keys it takes before it is full (UINT64_MAX
+ * for a fixed filter).  For a window, holds the lock that rotation waits
+ * for until segments_end_add.  Returns BLOOM_OK or a status. */
+int segments_begin_add(struct bloom *b, uint64_t *room);
+
+/* Lets rotation go on after segments_begin_add. */
+void segments_end_add(struct bloom *b);
+
+/* Counts fresh new keys in segment i, noting BLOOM_EV_FULL if that took
+ * a fixed filter past its capacity. */
+void segments_count(struct bloom *b, unsigned i, uint64_t fresh);
+
+/* Starts a new generation of a window now.  Returns BLOOM_OK or a
+ * status. */
+int segments_rotate(struct bloom *b);
+
+/* Returns 1 if segment i of b is live as of the last refresh. */
+int segments_is_live(const struct bloom *b, unsigned i);
+
+#endif

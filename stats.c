@@ -1,0 +1,310 @@
+/*
+ * What bloom stats reports: the fill of every segment and what it says,
+ * estimated keys and false-positive rate, and the sums over the live
+ * segments, which are what a check consults.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "segments.h"
+#include "stats.h"
+
+const char *
+stats_mode_name(uint32_t m)
+{
+	switch (m) {
+	case MODE_FIXED:	return "fixed";
+	case MODE_GROW:		return "grow";
+	case MODE_WINDOW:	return "window";
+	}
+	return "unknown";
+}
+
+/* Sets the times of segment i of a window: generation e starts at
+ * created + e W / (G - 1) and is forgotten G generations later. */
+static void
+window_times(const struct bloom *b, unsigned i, struct segment_stats *ss)
+{
+	const struct bloom_header *h = &b->hdr;
+	uint64_t stamp = counter_read(b->seg[i].stamp), gen, g = h->slots - 1;
+
+	ss->created_ms = ss->expires_ms = -1;
+	if (stamp == 0 || h->window_ms == 0)
+		return;
+	gen = stamp - 1;
+	if (gen > (uint64_t)INT64_MAX / h->window_ms / (g + 1))
+		return;
+	ss->created_ms = (int64_t)(h->created_ms + gen * h->window_ms / g);
+	ss->expires_ms = (int64_t)(h->created_ms + (gen + g + 1) *
+	    h->window_ms / g);
+}
+
+void
+stats_compute(struct bloom *b, uint64_t file_size, struct filter_stats *st)
+{
+	static uint64_t hist[BLOCK_BITS + 1];
+	double pass = 1.0;
+	unsigned i;
+
+	memset(st, 0, sizeof *st);
+	st->bytes = file_size;
+	for (i = 0; i < b->nmapped; i++) {
+		struct segment_stats *ss = &st->seg[i];
+		const struct segment_info *info = &b->seg[i].info;
+
+		ss->live = bloom_is_live(b, i);
+		ss->bits = info->nblocks * BLOCK_BITS;
+		ss->hashes = info->hashes;
+		ss->capacity = info->capacity;
+		ss->target_fpr = info->target_fpr;
+		ss->inserted = bloom_inserted(b, i);
+		ss->bits_set = bloom_fill(b, i, hist);
+		ss->estimated_items = params_estimate_items(ss->bits_set,
+		    info->nblocks, info->hashes);
+		ss->estimated_fpr = params_fpr_from_hist(hist, info->nblocks,
+		    info->hashes);
+		ss->created_ms = ss->expires_ms = -1;
+		if (b->hdr.mode == MODE_WINDOW)
+			window_times(b, i, ss);
+		else if (b->seg[i].stamp != NULL)
+			ss->created_ms = (int64_t)counter_read(b->seg[i].stamp);
+		if (b->hdr.mode == MODE_GROW)
+			st->capacity += ss->capacity;
+		if (!ss->live)
+			continue;
+		st->bits += ss->bits;
+		st->bits_set += ss->bits_set;
+		st->estimated_items += ss->estimated_items;
+		st->inserted += ss->inserted;
+		pass *= 1.0 - ss->estimated_fpr;
+	}
+	if (b->hdr.mode != MODE_GROW)
+		st->capacity = b->hdr.capacity;
+	st->fill = st->bits == 0 ? 0.0 : (double)st->bits_set /
+	    (double)st->bits;
+	st->estimated_fpr = 1.0 - pass;
+	/* The fill of a filter at capacity scatters around the target: a
+	 * fixed filter is over only once more keys went in than it was
+	 * sized for and the rate shows it. */
+	st->over_capacity = st->estimated_fpr > b->hdr.target_fpr &&
+	    (b->hdr.mode != MODE_FIXED || st->inserted > st->capacity);
+}
+
+/* Writes d with the fewest digits that read back as d. */
+static void
+print_rate(FILE *fp, double d)
+{
+	char buf[40];
+	int digits;
+
+	for (digits = 6; digits < 17; digits++) {
+		snprintf(buf, sizeof buf, "%.*g", digits, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	fprintf(fp, "%.*g", digits, d);
+}
+
+/* Writes ms since 1970 as an ISO 8601 UTC time, or "-" for -1. */
+static void
+print_time(FILE *fp, int64_t ms, const char *none)
+{
+	char buf[32];
+	struct tm tm;
+	time_t t = (time_t)(ms / 1000);
+
+	if (ms < 0 || gmtime_r(&t, &tm) == NULL ||
+	    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) {
+		fputs(none, fp);
+		return;
+	}
+	fprintf(fp, "%s%s%s", *none == 'n' ? "\"" : "", buf,
+	    *none == 'n' ? "\"" : "");
+}
+
+/* The segment that shows hashes, for the one-line forms. */
+static unsigned
+main_segment(const struct bloom *b)
+{
+	return b->hdr.mode == MODE_FIXED ? 0 : b->target;
+}
+
+void
+stats_print_text(FILE *fp, const char *path, const struct bloom *b,
+    const struct filter_stats *st)
+{
+	const struct bloom_header *h = &b->hdr;
+	unsigned i;
+
+	fprintf(fp, "file: %s\n", path);
+	fprintf(fp, "format: %" PRIu32 "\n", h->version);
+	fprintf(fp, "layout: blocked512 (512-bit blocks)\n");
+	fprintf(fp, "hash: xxh3-64\n");
+	fprintf(fp, "mode: %s\n", stats_mode_name(h->mode));
+	if (h->mode == MODE_GROW)
+		fprintf(fp, "growth: %g\ntightening: %g\n", h->growth,
+		    h->ratio);
+	if (h->mode == MODE_WINDOW) {
+		fprintf(fp, "generations: %" PRIu32 "\n", h->slots);
+		if (h->window_ms != 0)
+			fprintf(fp, "window_seconds: %g\n",
+			    (double)h->window_ms / 1000.0);
+		else
+			fprintf(fp, "window_seconds: none (rotated by "
+			    "bloom rotate)\n");
+	}
+	fprintf(fp, "bytes: %" PRIu64 "\n", st->bytes);
+	fprintf(fp, "bits: %" PRIu64 "\n", st->bits);
+	fprintf(fp, "hashes: %u\n", b->seg[main_segment(b)].info.hashes);
+	fprintf(fp, "seed: %" PRIu64 "\n", h->seed);
+	fprintf(fp, "capacity: %" PRIu64 "\n", st->capacity);
+	fputs("target_fpr: ", fp);
+	print_rate(fp, h->target_fpr);
+	fputc('\n', fp);
+	fprintf(fp, "inserted: %" PRIu64 "\n", st->inserted);
+	fprintf(fp, "bits_set: %" PRIu64 "\n", st->bits_set);
+	fprintf(fp, "fill: %.6f\n", st->fill);
+	fprintf(fp, "estimated_items: %.0f\n", st->estimated_items);
+	fprintf(fp, "estimated_fpr: %.6g\n", st->estimated_fpr);
+	fprintf(fp, "segments: %u\n", b->nmapped);
+	if (h->mode != MODE_FIXED) {
+		fprintf(fp, "%4s %4s %14s %6s %12s %10s %12s %14s %12s  %-20s%s\n",
+		    "#", "live", "bits", "hashes", "capacity", "target_fpr",
+		    "inserted", "bits_set", "est_items", "created",
+		    h->mode == MODE_WINDOW ? "  expires" : "");
+		for (i = 0; i < b->nmapped; i++) {
+			const struct segment_stats *ss = &st->seg[i];
+
+			fprintf(fp, "%4u %4s %14" PRIu64 " %6u %12" PRIu64
+			    " %10.3g %12" PRIu64 " %14" PRIu64 " %12.0f  ",
+			    i, ss->live ? "yes" : "no", ss->bits, ss->hashes,
+			    ss->capacity, ss->target_fpr, ss->inserted,
+			    ss->bits_set, ss->estimated_items);
+			print_time(fp, ss->created_ms, "-                   ");
+			if (h->mode == MODE_WINDOW) {
+				fputs("  ", fp);
+				print_time(fp, ss->expires_ms, "-");
+			}
+			fputc('\n', fp);
+		}
+	}
+	if (st->over_capacity)
+		fprintf(fp, "warning: over capacity: about %.0f items in a "
+		    "filter sized for %" PRIu64 "; false positives are above "
+		    "the target rate\n", st->estimated_items, st->capacity);
+}
+
+/* Returns the length of the well-formed UTF-8 sequence at s, or 0. */
+static size_t
+utf8_length(const unsigned char *s)
+{
+	size_t len, i;
+	unsigned min, cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		len = 2;
+		min = 0x80;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		len = 3;
+		min = 0x800;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		len = 4;
+		min = 0x10000;
+	} else
+		return 0;
+	cp = s[0] & (0x7fu >> len);
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3fu);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+/* Writes s as a JSON string; a byte that is not UTF-8 becomes U+FFFD. */
+static void
+json_string(FILE *fp, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	putc('"', fp);
+	while (*s != '\0') {
+		size_t len = utf8_length(s);
+
+		if (len == 0) {
+			fputs("\\ufffd", fp);
+			len = 1;
+		} else if (*s == '"' || *s == '\\')
+			fprintf(fp, "\\%c", *s);
+		else if (*s < 0x20)
+			fprintf(fp, "\\u%04x", *s);
+		else
+			fwrite(s, 1, len, fp);
+		s += len;
+	}
+	putc('"', fp);
+}
+
+void
+stats_print_json(FILE *fp, const char *path, const struct bloom *b,
+    const struct filter_stats *st)
+{
+	const struct bloom_header *h = &b->hdr;
+	unsigned i;
+
+	fputs("{\"file\":", fp);
+	json_string(fp, path);
+	fprintf(fp, ",\"format\":%" PRIu32 ",\"layout\":\"blocked512\""
+	    ",\"hash\":\"xxh3-64\",\"mode\":\"%s\"", h->version,
+	    stats_mode_name(h->mode));
+	if (h->mode == MODE_GROW)
+		fprintf(fp, ",\"growth\":%.17g,\"tightening\":%.17g",
+		    h->growth, h->ratio);
+	if (h->mode == MODE_WINDOW) {
+		fprintf(fp, ",\"generations\":%" PRIu32, h->slots);
+		if (h->window_ms != 0)
+			fprintf(fp, ",\"window_seconds\":%.17g",
+			    (double)h->window_ms / 1000.0);
+		else
+			fputs(",\"window_seconds\":null", fp);
+	}
+	fprintf(fp, ",\"bytes\":%" PRIu64 ",\"bits\":%" PRIu64
+	    ",\"hashes\":%u,\"seed\":%" PRIu64 ",\"capacity\":%" PRIu64
+	    ",\"target_fpr\":", st->bytes, st->bits,
+	    b->seg[main_segment(b)].info.hashes, h->seed, st->capacity);
+	print_rate(fp, h->target_fpr);
+	fprintf(fp, ",\"inserted\":%" PRIu64
+	    ",\"bits_set\":%" PRIu64 ",\"fill\":%.6f"
+	    ",\"estimated_items\":%.0f,\"estimated_fpr\":%.6g"
+	    ",\"over_capacity\":%s,\"segments\":[", st->inserted, st->bits_set,
+	    st->fill, st->estimated_items, st->estimated_fpr,
+	    st->over_capacity ? "true" : "false");
+	for (i = 0; i < b->nmapped; i++) {
+		const struct segment_stats *ss = &st->seg[i];
+
+		fprintf(fp, "%s{\"live\":%s,\"bits\":%" PRIu64 ",\"hashes\":%u"
+		    ",\"capacity\":%" PRIu64 ",\"target_fpr\":",
+		    i == 0 ? "" : ",", ss->live ? "true" : "false", ss->bits,
+		    ss->hashes, ss->capacity);
+		print_rate(fp, ss->target_fpr);
+		fprintf(fp, ",\"inserted\":%" PRIu64 ",\"bits_set\":%" PRIu64
+		    ",\"estimated_items\":%.0f,\"estimated_fpr\":%.6g"
+		    ",\"created\":", ss->inserted, ss->bits_set,
+		    ss->estimated_items, ss->estimated_fpr);
+		print_time(fp, ss->created_ms, "null");
+		if (h->mode == MODE_WINDOW) {
+			fputs(",\"expires\":", fp);
+			print_time(fp, ss->expires_ms, "null");
+		}
+		fputc('}', fp);
+	}
+	fputs("]}\n", fp);
+}
