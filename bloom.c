@@ -29,6 +29,7 @@
 #define PAGE_GUESS	4096	/* bytes in a page, for heuristics */
 #define PREFAULT_SHARE	16	/* prefault after pages / this lookups */
 #define HEAD_READ	8192	/* bytes read to parse: header and table */
+#define ROOM_SHARE	32	/* an add takes room / this keys at a time */
 
 _Static_assert(HEAD_READ >= V2_HEADER_SIZE + SEGMENTS_MAX * SLOT_SIZE,
     "a whole table is read at open");
@@ -571,6 +572,11 @@ bloom_add(struct bloom *b, const uint64_t *hashes, size_t n,
 		m = n - pos < BLOOM_CHUNK ? n - pos : BLOOM_CHUNK;
 		if (m > room)
 			m = (size_t)room;
+		/* Other processes may be adding to the segment too: take a
+		 * share of the room at a time, so that together they pass
+		 * its capacity by little (at most a share each). */
+		if (room != UINT64_MAX && m > room / ROOM_SHARE + 1)
+			m = (size_t)(room / ROOM_SHARE + 1);
 		fresh = add_some(b, hashes + pos, m, isnew + pos);
 		segments_count(b, b->target, fresh);
 		segments_end_add(b);

@@ -56,8 +56,8 @@
  *	32	8	target false-positive rate
  *	40	8	checksum: XXH3-64, seed i, of entry bytes 0 to 39
  *	48	8	inserted counter
- *	56	8	stamp: ms since 1970 when it was made, or for a window
- *			the generation it holds
+ *	56	8	stamp: ms since 1970 when it was made; for a window,
+ *			1 + the generation it holds, or 0 if none yet
  */
 #include <math.h>
 #include <string.h>
@@ -338,7 +338,8 @@ format_slot_parse(const unsigned char *slot, unsigned index,
 	if (s->offset >= file_size ||
 	    s->nblocks * BLOCK_BYTES > file_size - s->offset)
 		return BLOOM_ESEGOUTSIDE;
-	if (h->mode == MODE_WINDOW && s->stamp > h->epoch)
+	if (h->mode == MODE_WINDOW && s->stamp > h->epoch &&
+	    s->stamp - h->epoch > 1)
 		return BLOOM_ESEGSTAMP;
 	return BLOOM_OK;
 }

@@ -81,8 +81,8 @@ struct segment_info {
 	uint64_t capacity;	/* keys it is sized for */
 	double target_fpr;	/* its false-positive rate at capacity */
 	uint64_t inserted;	/* keys that set a bit in it, when read */
-	uint64_t stamp;		/* v2: ms it was made (grow, fixed) or the
-				 * generation it holds (window) */
+	uint64_t stamp;		/* v2: ms it was made (grow, fixed), or
+				 * 1 + the generation it holds (window) */
 };
 
 /* The header of a filter file, decoded to host order.  A v1 file is read

@@ -65,9 +65,9 @@
  * keeps it to the counts that matter: a hundred or two rather than 513.  The
  * recurrence only moves probability between counts, so an error never grows;
  * each ball drops less than 513e-80, and every f_k(i) is off by less than
- * BALLS_FULL * 513e-80 < 1e-72.  The smallest nonzero entry, f_32(1), is at
- * least P(X_32 = 32) (32/512)^32 > 1e-39: the relative error stays below
- * 1e-33.
+ * BALLS_FULL * 513e-80 < 1e-72.  The entries grow with i and shrink with
+ * k, so the smallest nonzero one is f_32(1) >= P(X_32 = 32) (32/512)^32 >
+ * 1e-39: the relative error stays below 1e-33.
  */
 #define NEGLIGIBLE	1e-80
 
@@ -375,9 +375,9 @@ params_fpr_from_hist(const uint64_t hist[BLOCK_BITS + 1], uint64_t nblocks,
 	return sum / (double)nblocks;
 }
 
-/* Of G independent parts, a query is a false positive if any part answers
- * wrongly: 1 - total = (1 - p)^G, so p = 1 - exp(log1p(-total) / G), in
- * log1p and expm1 to keep the digits of small rates. */
+/* A query is a false positive of the whole if any of the parts answers it
+ * wrongly: 1 - total = (1 - p)^parts, so p = 1 - exp(log1p(-total) / parts),
+ * through log1p and expm1 to keep the digits of small rates. */
 double
 params_split_fpr(double total, unsigned parts)
 {

@@ -22,8 +22,8 @@ enum solve_for { SOLVE_SIZE, SOLVE_FPR, SOLVE_CAPACITY };
 
 /* Returns the expected false-positive rate of a blocked filter of nblocks
  * blocks with hashes (1..HASHES_MAX, else 1.0) after n distinct insertions.
- * The first call fills a table of 700 KB in some milliseconds, once per
- * process: make it before two threads could. */
+ * The first call fills a 700 KB table, in a few milliseconds, that the
+ * later calls share: two threads must not make the first call at once. */
 double params_fpr(uint64_t n, uint64_t nblocks, unsigned hashes);
 
 /* Returns the rate p each of parts independent parts may have for a query

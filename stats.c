@@ -172,10 +172,11 @@ stats_print_text(FILE *fp, const char *path, const struct bloom *b,
 	fprintf(fp, "estimated_fpr: %.6g\n", st->estimated_fpr);
 	fprintf(fp, "segments: %u\n", b->nmapped);
 	if (h->mode != MODE_FIXED) {
-		fprintf(fp, "%4s %4s %14s %6s %12s %10s %12s %14s %12s  %-20s%s\n",
+		fprintf(fp, "%4s %4s %14s %6s %12s %10s %12s %14s %12s  %s\n",
 		    "#", "live", "bits", "hashes", "capacity", "target_fpr",
-		    "inserted", "bits_set", "est_items", "created",
-		    h->mode == MODE_WINDOW ? "  expires" : "");
+		    "inserted", "bits_set", "est_items",
+		    h->mode == MODE_WINDOW ? "created               expires" :
+		    "created");
 		for (i = 0; i < b->nmapped; i++) {
 			const struct segment_stats *ss = &st->seg[i];
 
@@ -184,7 +185,8 @@ stats_print_text(FILE *fp, const char *path, const struct bloom *b,
 			    i, ss->live ? "yes" : "no", ss->bits, ss->hashes,
 			    ss->capacity, ss->target_fpr, ss->inserted,
 			    ss->bits_set, ss->estimated_items);
-			print_time(fp, ss->created_ms, "-                   ");
+			print_time(fp, ss->created_ms, h->mode == MODE_WINDOW ?
+			    "-                   " : "-");
 			if (h->mode == MODE_WINDOW) {
 				fputs("  ", fp);
 				print_time(fp, ss->expires_ms, "-");

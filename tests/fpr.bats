@@ -112,9 +112,10 @@ print(m1, (m2 - m1 * m1 - cov * cov / lam) / blocks)
 # standard error counts the queries (binomial given the filter) and the
 # filters (one per seed, each with its own rate around the expectation).
 pooled() {
-	local p=$1 seed fp total=0 blocks hashes
+	local p=$1 seed fp total=0 nseeds=0 blocks hashes
 
 	for seed in $seeds; do
+		nseeds=$((nseeds + 1))
 		rm -f f.bf
 		bloom create --seed "$seed" -n "$big_n" -p "$p" f.bf
 		bloom add f.bf "$BATS_FILE_TMPDIR/present-big"
@@ -130,7 +131,8 @@ pooled() {
 	run -0 python3 -c "$moments_py" "$big_n" "$blocks" "$hashes"
 	echo "$output"
 	awk -v p="$p" -v total="$total" -v queries="$big_absent" \
-	    -v seeds="$(echo $seeds | wc -w)" -v moments="$output" '
+	    -v seeds="$nseeds" -v blocks="$blocks" -v hashes="$hashes" \
+	    -v moments="$output" '
 	BEGIN {
 		split(moments, m, " ")
 		expected = m[1]
@@ -139,7 +141,7 @@ pooled() {
 		se = sqrt(expected * (1 - expected) / q + m[2] / seeds)
 		printf "p %s, %d blocks, %d hashes: expected %.6f %%, " \
 		    "measured %d / %d = %.6f %%, standard error %.6f %%, " \
-		    "%+.2f standard errors\n", p, '"$blocks"', '"$hashes"',
+		    "%+.2f standard errors\n", p, blocks, hashes,
 		    100 * expected, total, q, 100 * rate, 100 * se,
 		    (rate - expected) / se
 		exit !(expected <= p && rate - expected <= 3 * se &&

@@ -244,3 +244,65 @@ assert math.isclose(d["target_fpr"], want, rel_tol=1e-5), (d["target_fpr"], want
 @test "create -s -n -k: the rate of 30000 keys in 1024 blocks, k=1" { rate_matches 65536 30000 1; }
 @test "create -s -n -k: the rate of 60000 keys in 1024 blocks, k=2" { rate_matches 65536 60000 2; }
 @test "create -s -n -k: the rate of 100000 keys in 1024 blocks, k=1" { rate_matches 65536 100000 1; }
+
+# Builds ./driver from params.c: `driver N BLOCKS K` prints params_fpr and
+# `driver TOTAL PARTS` params_split_fpr, to 17 digits.  It reaches what
+# bloom create cannot: rates near 1, and the split of a rate.
+build_driver() {
+	"${CC:-cc}" -std=c11 -D_GNU_SOURCE -I"$root" -o driver -x c - \
+	    "$root/params.c" -lm <<'EOF_C'
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "params.h"
+
+int
+main(int argc, char **argv)
+{
+	if (argc == 4)
+		printf("%.17g\n", params_fpr(strtoull(argv[1], NULL, 10),
+		    strtoull(argv[2], NULL, 10),
+		    (unsigned)strtoul(argv[3], NULL, 10)));
+	else if (argc == 3)
+		printf("%.17g\n", params_split_fpr(strtod(argv[1], NULL),
+		    (unsigned)strtoul(argv[2], NULL, 10)));
+	else
+		return 2;
+	return 0;
+}
+EOF_C
+}
+
+@test "params_fpr agrees with the python from light loads to full blocks" {
+	build_driver
+	py '
+import subprocess
+for n, blocks, k in [(1, 10**6, 32), (10**6, 19372, 6), (1024000, 1024, 1),
+                     (300000, 1024, 20), (2048000, 1024, 4),
+                     (21000000, 1024, 1), (30000000, 1024, 1)]:
+    got = float(subprocess.run(["./driver", str(n), str(blocks), str(k)],
+                capture_output=True, check=True, text=True).stdout)
+    want = min(fpr(n, blocks, k), 1.0)
+    print(n, blocks, k, "params.c", got, "python", want)
+    # With tens of thousands of keys per block the Poisson weights, taken
+    # from logs near 3e5, carry relative errors near 1e-11 on both sides.
+    assert math.isclose(got, want, rel_tol=1e-10), (n, blocks, k, got, want)
+'
+}
+
+@test "params_split_fpr: G parts at the rate it gives make the total" {
+	build_driver
+	py '
+import subprocess
+for total in [0.5, 0.01, 1e-6, 1e-300]:
+    for parts in [1, 2, 7, 64]:
+        got = float(subprocess.run(["./driver", repr(total), str(parts)],
+                    capture_output=True, check=True, text=True).stdout)
+        back = -math.expm1(parts * math.log1p(-got))
+        print(total, parts, got, back)
+        assert math.isclose(back, total, rel_tol=1e-14), (total, parts, got)
+        assert got <= total and got >= total / parts
+'
+	[ "$(./driver 0 5)" = 0 ]
+	[ "$(./driver 1 5)" = 1 ]
+}

@@ -1,0 +1,271 @@
+#!/usr/bin/env bats
+# Filters of several segments: growable filters (create --grow) and
+# windows of generations (create --generations), alone and with several
+# processes at once.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+# json FILE EXPR: prints python3's value of EXPR over FILE's stats --json,
+# with the object as d.
+json() {
+	bloom stats --json "$1" |
+		python3 -c 'import json, sys; d = json.load(sys.stdin); print(eval(sys.argv[1]))' "$2"
+}
+
+@test "grow: 40 times the first capacity, nothing new is lost" {
+	bloom create --grow --seed 7 -n 1000 -p 0.01 g.bf
+	keys 40000 >in
+	run -0 --separate-stderr bloom add --new g.bf in
+	[ "$stderr" = "" ]
+	new=$(printf '%s\n' "$output" | wc -l)
+	echo "new lines: $new of 40000"
+	# Only false positives may be missing: at most the filter's rate.
+	[ "$new" -ge 39600 ] && [ "$new" -le 40000 ]
+	run -1 bloom check -v g.bf in
+	[ "$output" = "" ]
+	[ "$(json g.bf 'd["mode"]')" = grow ]
+	[ "$(json g.bf 'len(d["segments"])')" = 6 ]
+	[ "$(json g.bf '[s["capacity"] for s in d["segments"]]')" = \
+		"[1000, 2000, 4000, 8000, 16000, 32000]" ]
+	# One process: every segment but the newest takes exactly its
+	# capacity, and the newest the rest.
+	[ "$(json g.bf '[s["inserted"] for s in d["segments"]][:5]')" = \
+		"[1000, 2000, 4000, 8000, 16000]" ]
+	[ "$(json g.bf 'd["inserted"]')" -eq "$new" ]
+	# Tighter rates: P (1 - r) r^i with r = 0.8.
+	[ "$(json g.bf '" ".join("%.6g" % s["target_fpr"] for s in d["segments"])')" = \
+		"0.002 0.0016 0.00128 0.001024 0.0008192 0.00065536" ]
+	[ "$(json g.bf 'd["over_capacity"]')" = False ]
+	# The file holds its segments, each on a page boundary.
+	[ "$(stat -c %s g.bf)" -eq "$(json g.bf 'd["bytes"]')" ]
+}
+
+@test "grow: a 32-times grown filter keeps its rate at or below -p" {
+	bloom create --grow --seed 11 -n 10000 -p 0.01 g.bf
+	keys 320000 in- | bloom add g.bf
+	[ "$(json g.bf 'len(d["segments"])')" = 6 ]
+	fp=$(keys 1000000 out- | bloom check -c g.bf || true)
+	est=$(json g.bf 'd["estimated_fpr"]')
+	echo "false positives: $fp of 1000000; estimated_fpr $est"
+	# The bound on the whole filter is 0.01; the segments' rates sum
+	# to less than that before the newest is full: about 0.006 here.
+	[ "$fp" -le 10000 ]
+	awk -v e="$est" 'BEGIN { exit !(e <= 0.01) }'
+	run -1 bloom check -v g.bf <(keys 320000 in-)
+	[ "$output" = "" ]
+}
+
+@test "grow: a growable filter grown and checked by several processes at once loses nothing" {
+	bloom create --grow --seed 3 -n 2000 -p 0.01 g.bf
+	for w in 1 2 3 4; do
+		keys 30000 "w$w-" >in$w
+	done
+	for w in 1 2 3 4; do
+		bloom add --new g.bf in$w >new$w &
+	done
+	# Checkers of what writer 1 printed, while the others grow it.
+	for i in 1 2 3; do
+		sleep 0.05
+		if [ -s new1 ]; then
+			head -n 1000 new1 >probe
+			run bloom check -v g.bf probe
+			[ "$output" = "" ]
+		fi
+	done
+	wait
+	for w in 1 2 3 4; do
+		run -1 bloom check -v g.bf in$w
+		[ "$output" = "" ]
+		# Distinct keys: each writer's new lines are its own.
+		[ "$(wc -l <new$w)" -ge 29700 ]
+	done
+	# Exactly one process appended each segment: the capacities double
+	# with no gap or repeat, and the file is exactly as long as them.
+	n=$(json g.bf 'len(d["segments"])')
+	[ "$(json g.bf '[s["capacity"] for s in d["segments"]]')" = \
+		"$(python3 -c "print([2000 * 2**i for i in range($n)])")" ]
+	[ "$(json g.bf 'sum(s["capacity"] for s in d["segments"][:-1]) < d["inserted"]')" = True ]
+	# Four writers pass a segment's capacity by at most 1/32 each.
+	[ "$(json g.bf 'all(s["inserted"] <= s["capacity"] * (1 + 4 / 32) for s in d["segments"])')" = True ]
+	[ "$(json g.bf 'd["over_capacity"]')" = False ]
+	[ "$(stat -c %s g.bf)" -eq "$(json g.bf 'd["bytes"]')" ]
+}
+
+@test "grow: kill -9 at any moment leaves a valid file holding every line add --new printed" {
+	keys 200000 >in
+	for round in 1 2 3 4 5 6 7 8; do
+		rm -f g.bf out
+		bloom create --grow --seed "$round" -n 500 -p 0.01 g.bf
+		bloom add --new g.bf in >out &
+		pid=$!
+		sleep "0.0$round"
+		kill -9 "$pid" 2>/dev/null || true
+		wait "$pid" || true
+		run -0 bloom stats g.bf
+		# Every line printed as new is in the filter: output follows the
+		# bits.  A last line may be cut short by the kill.
+		sed '$d' out >printed
+		run bloom check -v g.bf printed
+		[ "$output" = "" ]
+		echo "round $round: $(wc -l <printed) lines printed, $(json g.bf 'len(d["segments"])') segments"
+	done
+}
+
+@test "grow: a file longer than its segments (a growth killed early) is valid and grows on" {
+	bloom create --grow --seed 5 -n 1000 -p 0.01 g.bf
+	size=$(stat -c %s g.bf)
+	# As a growth killed after allocating, before its table entry.
+	truncate -s $((size + 65536)) g.bf
+	run -0 bloom stats g.bf
+	keys 5000 | bloom add g.bf
+	run -1 bloom check -v g.bf <(keys 5000)
+	[ "$output" = "" ]
+	[ "$(json g.bf 'len(d["segments"])')" = 3 ]
+}
+
+@test "fixed: a plain filter never grows, and warns once when it passes its capacity" {
+	bloom create --seed 9 -n 1000 -p 0.01 f.bf
+	run -0 --separate-stderr bloom add f.bf <(keys 1000)
+	[ "$stderr" = "" ]
+	run -0 --separate-stderr bloom add --new f.bf <(keys 3000)
+	[ "${#lines[@]}" -gt 1500 ]
+	[[ "$stderr" =~ ^"bloom: f.bf: warning: past its capacity of 1000 items; estimated false-positive rate now "[0-9.e-]+" (target 0.01); a filter made with --grow grows instead"$ ]]
+	run -0 --separate-stderr bloom add f.bf <(keys 5000 more-)
+	[ "$stderr" = "" ]
+	[ "$(json f.bf 'len(d["segments"])')" = 1 ]
+	[ "$(json f.bf 'd["over_capacity"]')" = True ]
+}
+
+@test "window: rotate by hand forgets the oldest generation" {
+	bloom create --generations 3 --seed 1 -n 1000 -p 0.01 w.bf
+	run -0 bloom add --new w.bf <(printf 'a\nb\n')
+	[ "$output" = "$(printf 'a\nb')" ]
+	bloom rotate w.bf
+	# a is seen again: not new, but remembered from now on.
+	run -0 bloom add --new w.bf <(printf 'a\nc\n')
+	[ "$output" = c ]
+	bloom rotate w.bf
+	run -0 bloom add --new w.bf <(printf 'd\n')
+	[ "$output" = d ]
+	run -0 bloom check w.bf <(printf 'a\nb\nc\nd\n')
+	[ "$output" = "$(printf 'a\nb\nc\nd')" ]
+	bloom rotate w.bf
+	# b was only in the first generation: forgotten.
+	run -0 bloom check w.bf <(printf 'a\nb\nc\nd\n')
+	[ "$output" = "$(printf 'a\nc\nd')" ]
+	run -0 bloom add --new w.bf <(printf 'b\n')
+	[ "$output" = b ]
+	bloom rotate w.bf
+	bloom rotate w.bf
+	run -0 bloom check -v w.bf <(printf 'a\nb\nc\nd\n')
+	[ "$output" = "$(printf 'a\nc\nd')" ]
+	[ "$(json w.bf 'd["mode"]')" = window ]
+	[ "$(json w.bf 'd["generations"]')" = 3 ]
+	[ "$(json w.bf 'sum(s["live"] for s in d["segments"])')" = 3 ]
+}
+
+@test "window: rotate refuses a filter without generations" {
+	bloom create -n 1000 f.bf
+	row 2 "" "bloom: f.bf: cannot rotate: a fixed filter has no generations (make one with create --generations)" rotate f.bf
+	bloom create --grow -n 1000 g.bf
+	row 2 "" "bloom: g.bf: cannot rotate: a grow filter has no generations (make one with create --generations)" rotate g.bf
+	row 2 "" "bloom: rotate: no filter named
+usage: bloom rotate filter" rotate
+}
+
+@test "window: by time, a line is remembered for the window and forgotten after, even by a read-only check" {
+	# Two generations of 2 s each: a line added now lives at least 2 s
+	# and at most 4 s.
+	bloom create --generations 2 --window 2s --seed 1 -n 1000 -p 0.01 w.bf
+	start=$(date +%s.%N)
+	echo x | bloom add w.bf
+	run -0 bloom check -c w.bf <<<x
+	[ "$output" = 1 ]
+	chmod 444 w.bf
+	# Nothing writes from here on: the reader works out that the
+	# generation expired.
+	sleep 4.2
+	run -1 unprivileged bloom check -c w.bf <<<x
+	[ "$output" = 0 ]
+	[ "$(json w.bf 'sum(s["live"] for s in d["segments"])')" -le 1 ]
+	chmod 644 w.bf
+	run -0 bloom add --new w.bf <<<x
+	[ "$output" = x ]
+	[ "$(json w.bf '"expires" in d["segments"][0]')" = True ]
+}
+
+@test "window: a generation full before its time closes early, with a warning" {
+	bloom create --generations 2 --window 1w --seed 1 -n 100 -p 0.01 w.bf
+	run -0 --separate-stderr bloom add --new w.bf <(keys 250)
+	[ "${#lines[@]}" -ge 245 ]
+	[[ "$stderr" =~ "bloom: w.bf: warning: a generation filled with 100 items before its time and was closed early; lines may be forgotten sooner than the window" ]]
+	# Never more than a generation's capacity in one generation.
+	[ "$(json w.bf 'max(s["inserted"] for s in d["segments"])')" -le 100 ]
+	[ "$(json w.bf 'd["over_capacity"]')" = False ]
+}
+
+@test "window: adds, checks and rotations at once lose no line inside its window" {
+	bloom create --generations 8 --seed 2 -n 2000000 -p 0.01 w.bf
+	for w in 1 2 3; do
+		keys 40000 "w$w-" >in$w
+	done
+	for w in 1 2 3; do
+		bloom add w.bf in$w &
+	done
+	# Fewer rotations than generations: every line stays in the window.
+	for i in 1 2 3 4 5; do
+		bloom rotate w.bf
+		run bloom check -v w.bf <(head -n 100 in1)
+		sleep 0.02
+	done
+	wait
+	for w in 1 2 3; do
+		run -1 bloom check -v w.bf in$w
+		[ "$output" = "" ]
+	done
+	[ "$(json w.bf 'sum(s["live"] for s in d["segments"])')" = 6 ]
+}
+
+@test "window: --window and --growth need their mode; modes do not mix" {
+	row 2 "" "bloom: create: --window needs --generations
+usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
+                    [--grow [--growth factor]]
+                    [--generations count [--window duration]] [--seed n]
+                    filter" create --window 1h w.bf
+	run -2 bloom create --growth 3 g.bf
+	[[ "$output" =~ "--growth needs --grow" ]]
+	run -2 bloom create --grow --generations 3 g.bf
+	[[ "$output" =~ "--grow and --generations do not go together" ]]
+	run -2 bloom create --generations 1 g.bf
+	[[ "$output" =~ "--generations takes a count from 2 to 64, not '1'" ]]
+	run -2 bloom create --generations 3 --window 5y g.bf
+	[[ "$output" =~ "--window takes a duration such as 90s, 30m, 12h, 7d or 2w, not '5y'" ]]
+	run -2 bloom create --grow -s 1M g.bf
+	[[ "$output" =~ "-s and -k are for fixed filters" ]]
+	run -2 bloom create --grow --growth 1.1 g.bf
+	[[ "$output" =~ "--growth takes a factor from 1.25 to 16, not '1.1'" ]]
+	[ ! -e g.bf ] && [ ! -e w.bf ]
+}
+
+@test "window and grow: stats --json describes every segment" {
+	bloom create --generations 4 --window 7d --seed 1 -n 3000 -p 0.01 w.bf
+	keys 500 | bloom add w.bf
+	run -0 python3 -c '
+import json, subprocess, sys
+d = json.loads(subprocess.check_output(["bloom", "stats", "--json", "w.bf"]))
+assert d["mode"] == "window" and d["generations"] == 4
+assert d["window_seconds"] == 7 * 86400
+assert len(d["segments"]) == 4
+for s in d["segments"]:
+    for k in ("live", "bits", "hashes", "capacity", "target_fpr", "inserted",
+              "bits_set", "estimated_items", "created", "expires"):
+        assert k in s, k
+    assert s["capacity"] == 1000
+    # 1 - (1 - 0.01)^(1/4)
+    assert abs(s["target_fpr"] - (1 - 0.99 ** 0.25)) < 1e-12
+assert d["segments"][0]["inserted"] == 500
+assert d["inserted"] == 500
+assert d["bits"] == sum(s["bits"] for s in d["segments"] if s["live"])
+'
+}
