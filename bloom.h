@@ -29,6 +29,19 @@ struct segment {
 	uint64_t *stamp;		/* its stamp, or NULL (v1) */
 };
 
+#define PRETEST_MAX	8	/* segments a reader thread tests, at most */
+
+/* Segments that a line reader's thread tests its keys against ahead of
+ * bloom_add or bloom_test, to share the work of a filter of many
+ * segments between two processors: copies of segments that no process
+ * adds to while this one is adding (all but the newest of a growable
+ * filter), or that it may test early (checking). */
+struct bloom_pretest {
+	unsigned nseg;			/* segments, 0 for none */
+	struct segment seg[PRETEST_MAX];	/* copies, the fullest first */
+	uint64_t mask;			/* their indices, as bits */
+};
+
 /* An open filter. */
 struct bloom {
 	const char *path;	/* as opened, for the caller's messages */
@@ -66,6 +79,15 @@ void bloom_close(struct bloom *b);
  * nothing of b that changes while it is open: safe in any thread. */
 uint64_t bloom_hash(const struct bloom *b, const void *key, size_t len);
 
+/* Chooses the segments a reader thread may test for an add (if adding)
+ * or a check of b, into p; p->nseg is 0 if none is worth it. */
+void bloom_pretest_plan(struct bloom *b, int adding, struct bloom_pretest *p);
+
+/* Tests the n keys against p's segments, setting found[i].  Reads only
+ * what does not change while the filter is open: safe in any thread. */
+void bloom_pretest(const struct bloom_pretest *p, const uint64_t *hashes,
+    size_t n, unsigned char *found);
+
 /* Inserts the n keys with the given hashes in order; isnew[i] is set to
  * 1 if key i was in no live segment before, else 0, and *done to the
  * number of keys added, n unless it fails.  A growable filter
@@ -73,13 +95,18 @@ uint64_t bloom_hash(const struct bloom *b, const void *key, size_t len);
  * processes adding to and checking the same file at once, though two that
  * add the same new key at the same instant may both call it new.  Returns
  * BLOOM_OK or a status (BLOOM_ERRNO with errno set). */
-int bloom_add(struct bloom *b, const uint64_t *hashes, size_t n,
+int bloom_add(struct bloom *b, const struct bloom_pretest *p,
+    const unsigned char *prefound, const uint64_t *hashes, size_t n,
     unsigned char *isnew, size_t *done);
+
+/* Inserts and tests take what bloom_pretest found for p as prefound, or
+ * NULL. */
 
 /* Tests the n keys with the given hashes; found[i] is set to 1 if key i
  * may be in the set, 0 if it certainly is not.  Returns BLOOM_OK, or a
  * status before testing any (BLOOM_ERRNO with errno set). */
-int bloom_test(struct bloom *b, const uint64_t *hashes, size_t n,
+int bloom_test(struct bloom *b, const struct bloom_pretest *p,
+    const unsigned char *prefound, const uint64_t *hashes, size_t n,
     unsigned char *found);
 
 /* Returns the BLOOM_EV_* flags raised since the last call, and clears

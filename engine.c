@@ -54,6 +54,26 @@ engine_flush(struct engine *e)
 }
 
 /*
+ * Gives the reader a new plan of segments to test ahead when the filter
+ * has grown since the last: a plan the reader may still be using is
+ * never changed, so each size gets its own.
+ */
+static void
+replan(struct engine *e)
+{
+	struct bloom_pretest *p;
+
+	if (e->nplans > 0 && e->planned_for == e->filter->nmapped)
+		return;
+	if (e->nplans == sizeof e->plan / sizeof e->plan[0])
+		return;
+	p = &e->plan[e->nplans++];
+	e->planned_for = e->filter->nmapped;
+	bloom_pretest_plan(e->filter, e->adding, p);
+	lines_pretest(&e->reader, p->nseg > 0 ? p : NULL);
+}
+
+/*
  * Adds or tests the lines of g and writes the selected ones.  For add, a
  * line is selected if it was new; for check, if it may be in the set (or,
  * with -v, if it certainly is not).
@@ -65,12 +85,15 @@ run_group(struct engine *e, const struct line_group *g)
 	size_t i, j, n, nsel, done = 0;
 	unsigned events;
 
+	const unsigned char *pre = g->pretest != NULL ? g->found : NULL;
+
 	if (e->adding)
-		e->status = bloom_add(e->filter, g->hash, g->nlines, hit,
-		    &done);
-	else if ((e->status = bloom_test(e->filter, g->hash, g->nlines,
-	    hit)) == BLOOM_OK)
+		e->status = bloom_add(e->filter, g->pretest, pre, g->hash,
+		    g->nlines, hit, &done);
+	else if ((e->status = bloom_test(e->filter, g->pretest, pre,
+	    g->hash, g->nlines, hit)) == BLOOM_OK)
 		done = g->nlines;
+	replan(e);
 	events = bloom_events(e->filter);
 	if (events != 0 && e->notice != NULL)
 		e->notice(e->filter, events);
@@ -102,7 +125,9 @@ engine_stream(struct engine *e, int fd)
 	enum stream_end end;
 	int err = 0;
 
-	lines_start(&e->reader, fd, e->filter);
+	e->nplans = 0;
+	lines_start(&e->reader, fd, e->filter, NULL);
+	replan(e);
 	for (;;) {
 		/* Before waiting for input, let the lines selected so far
 		 * go on down the pipeline. */

@@ -21,6 +21,11 @@ struct engine {
 	uint64_t selected;	/* lines selected so far */
 	struct output out;	/* where selected lines go */
 	struct lines reader;	/* the line reader */
+	struct bloom_pretest plan[SEGMENTS_MAX + 1];	/* what the reader
+				 * tests too, one plan for each size the
+				 * filter had, kept until the stream ends */
+	unsigned nplans;	/* plans made in this stream */
+	unsigned planned_for;	/* segments when the last was made */
 	unsigned char *hit;	/* per line of a group: new, or found */
 	int status;		/* after STREAM_FILTER_ERROR: the bloom
 				 * status */

@@ -50,6 +50,7 @@ free_buffers(struct lines *r)
 		free(r->group[i].buf);
 		free(r->group[i].line);
 		free(r->group[i].hash);
+		free(r->group[i].found);
 	}
 	if (r->wake[0] != -1) {
 		close(r->wake[0]);
@@ -74,7 +75,9 @@ lines_init(struct lines *r, unsigned char delim)
 		g->buf = malloc(g->cap);
 		g->line = malloc(LINES_MAX * sizeof g->line[0]);
 		g->hash = malloc(LINES_MAX * sizeof g->hash[0]);
-		if (g->buf == NULL || g->line == NULL || g->hash == NULL)
+		g->found = malloc(LINES_MAX);
+		if (g->buf == NULL || g->line == NULL || g->hash == NULL ||
+		    g->found == NULL)
 			goto fail;
 	}
 	if (pipe2(r->wake, O_CLOEXEC | O_NONBLOCK) == -1)
@@ -286,6 +289,9 @@ fill(struct lines *r, struct line_group *g, const struct bloom *filter)
 	for (i = 0; i < g->nlines; i++)
 		g->hash[i] = bloom_hash(filter, g->line[i].data,
 		    g->line[i].len);
+	g->pretest = __atomic_load_n(&r->pretest, __ATOMIC_ACQUIRE);
+	if (g->pretest != NULL)
+		bloom_pretest(g->pretest, g->hash, g->nlines, g->found);
 	r->carry = g->buf + start;
 	r->carry_len = len - start;
 	r->carry_scanned = scanned - start;
@@ -322,12 +328,14 @@ helper(void *arg)
 }
 
 void
-lines_start(struct lines *r, int fd, const struct bloom *filter)
+lines_start(struct lines *r, int fd, const struct bloom *filter,
+    const struct bloom_pretest *pretest)
 {
 	struct stat st;
 
 	r->fd = fd;
 	r->filter = filter;
+	lines_pretest(r, pretest);
 	r->threaded = 0;
 	if (!r->parallel || (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
 	    st.st_size < SMALL_INPUT))
@@ -335,6 +343,12 @@ lines_start(struct lines *r, int fd, const struct bloom *filter)
 	r->threaded = 1;
 	if (pthread_create(&r->thread, NULL, helper, r) != 0)
 		r->threaded = 0;
+}
+
+void
+lines_pretest(struct lines *r, const struct bloom_pretest *pretest)
+{
+	__atomic_store_n(&r->pretest, pretest, __ATOMIC_RELEASE);
 }
 
 int

@@ -25,6 +25,9 @@ struct line_group {
 	size_t cap;		/* size of buf */
 	struct line *line;	/* the lines */
 	uint64_t *hash;		/* bloom_hash of each line */
+	const struct bloom_pretest *pretest;	/* what found holds the
+					 * answers of, or NULL */
+	unsigned char *found;	/* found by pretest */
 	size_t nlines;		/* lines in line and hash */
 	int err;		/* errno of a read that failed after them, or 0 */
 	int last;		/* the input ends after them */
@@ -33,6 +36,9 @@ struct line_group {
 /* The reader of one descriptor at a time. */
 struct lines {
 	const struct bloom *filter;	/* whose hash the lines get */
+	const struct bloom_pretest *pretest;	/* what the reader tests
+					 * the lines against, or NULL; see
+					 * lines_pretest */
 	unsigned char delim;		/* line terminator */
 	int fd;				/* the descriptor read */
 	int eof;			/* no more to read: end of input or
@@ -62,9 +68,16 @@ struct lines {
  * set. */
 int lines_init(struct lines *r, unsigned char delim);
 
-/* Starts reading fd, hashing the lines for filter: in a helper thread if
- * one can be had, two processors may run it and fd is not a small file. */
-void lines_start(struct lines *r, int fd, const struct bloom *filter);
+/* Starts reading fd, hashing the lines for filter and, if pretest is not
+ * NULL, testing them against its segments (into each group's found): in a
+ * helper thread if one can be had, two processors may run it and fd is
+ * not a small file. */
+void lines_start(struct lines *r, int fd, const struct bloom *filter,
+    const struct bloom_pretest *pretest);
+
+/* Makes the groups filled from now on tested against pretest (NULL for
+ * none), which must stay as it is until lines_stop. */
+void lines_pretest(struct lines *r, const struct bloom_pretest *pretest);
 
 /* Returns 1 if lines_next would not wait for input, else 0. */
 int lines_ready(struct lines *r);
