@@ -304,8 +304,27 @@ bloom_hash(const struct bloom *b, const void *key, size_t len)
 static inline uint64_t *
 block_of(const struct segment *s, uint64_t h)
 {
-	return (uint64_t *)(s->bits + mul_high(h, s->info.nblocks) *
+	return (uint64_t *)(s->bits + (mul_high(h, s->whole) - s->lo) *
 	    BLOCK_BYTES);
+}
+
+/* Lists in idx the keys that slice s holds, marking the others
+ * BLOOM_ELSEWHERE in mark; returns how many it holds. */
+static size_t
+in_slice(const struct segment *s, const uint64_t *hashes, size_t n,
+    uint32_t *idx, unsigned char *mark)
+{
+	size_t i, m = 0;
+
+	for (i = 0; i < n; i++) {
+		int in = mul_high(hashes[i], s->whole) - s->lo <
+		    s->info.nblocks;
+
+		mark[i] = in ? 0 : BLOOM_ELSEWHERE;
+		idx[m] = (uint32_t)i;
+		m += (size_t)in;
+	}
+	return m;
 }
 
 /* Returns 1 if all the key's bits are set in block.  Without a branch per
@@ -576,7 +595,14 @@ bloom_test(struct bloom *b, const struct bloom_pretest *p,
 	note_lookups(b, n);
 	for (pos = 0; pos < n; pos += m) {
 		m = n - pos < BLOOM_CHUNK ? n - pos : BLOOM_CHUNK;
-		if (b->nlive == 1 && prefound == NULL)
+		if (b->hdr.slices != 0) {
+			const struct segment *sg = &b->seg[0];
+			size_t k = in_slice(sg, hashes + pos, m, b->pending,
+			    found + pos);
+
+			seg_test_some(sg, hashes + pos, b->pending, k,
+			    found + pos);
+		} else if (b->nlive == 1 && prefound == NULL)
 			seg_test(&b->seg[b->live[0]], hashes + pos, m,
 			    found + pos);
 		else
@@ -602,6 +628,9 @@ add_some(struct bloom *b, const struct bloom_pretest *p,
 	uint64_t skip = (uint64_t)1 << b->target;
 	size_t j, left, fresh;
 
+	if (b->hdr.slices != 0)
+		return seg_add_some(t, hashes, b->pending, in_slice(t, hashes,
+		    n, b->pending, isnew), isnew);
 	if (b->nlive == 1 && prefound == NULL)
 		return seg_add(t, hashes, n, isnew);
 	if (prefound != NULL)
@@ -646,6 +675,36 @@ bloom_add(struct bloom *b, const struct bloom_pretest *p,
 	}
 	*done = n;
 	return BLOOM_OK;
+}
+
+void
+bloom_or(struct bloom *b, unsigned di, uint64_t lo, const struct bloom *src,
+    unsigned si)
+{
+	const struct segment *from = &src->seg[si];
+	uint64_t *to = (uint64_t *)(b->seg[di].bits + lo * BLOCK_BYTES);
+	const uint64_t *word = (const uint64_t *)from->bits;
+	uint64_t i, nwords = from->info.nblocks * (BLOCK_BYTES / 8);
+
+	if (from->map != NULL)
+		madvise(from->map, from->map_size, MADV_SEQUENTIAL);
+	/* A word writes only where the source has a bit the target lacks:
+	 * most words of a sparse or overlapping source cost one compare. */
+	for (i = 0; i < nwords; i++) {
+		uint64_t w = word[i];
+
+		if ((w & ~__atomic_load_n(&to[i], __ATOMIC_RELAXED)) != 0)
+			__atomic_fetch_or(&to[i], w, __ATOMIC_RELAXED);
+	}
+	segments_count(b, di, bloom_inserted(src, si));
+}
+
+uint32_t
+bloom_slice_of(const struct bloom *b, uint64_t h, uint32_t slices)
+{
+	uint64_t whole = b->seg[0].whole;
+
+	return (uint32_t)(mul_high(h, whole) / (whole / slices));
 }
 
 unsigned

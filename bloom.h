@@ -27,7 +27,15 @@ struct segment {
 	size_t map_size;		/* bytes of map */
 	uint64_t *inserted;		/* its counter, in the mapped table */
 	uint64_t *stamp;		/* its stamp, or NULL (v1) */
+	uint64_t whole;			/* blocks a key's block is chosen
+					 * among: nblocks, or a slice's
+					 * whole filter's */
+	uint64_t lo;			/* the first of those it holds */
 };
+
+/* What bloom_add and bloom_test set for a key that a slice does not hold:
+ * neither found nor new. */
+#define BLOOM_ELSEWHERE	2
 
 #define PRETEST_MAX	8	/* segments a reader thread tests, at most */
 
@@ -89,7 +97,8 @@ void bloom_pretest(const struct bloom_pretest *p, const uint64_t *hashes,
     size_t n, unsigned char *found);
 
 /* Inserts the n keys with the given hashes in order; isnew[i] is set to
- * 1 if key i was in no live segment before, else 0, and *done to the
+ * 1 if key i was in no live segment before, else 0 (BLOOM_ELSEWHERE for a
+ * key that belongs to another slice, and is not added), and *done to the
  * number of keys added, n unless it fails.  A growable filter
  * grows and a window rotates as needed first.  Safe against other
  * processes adding to and checking the same file at once, though two that
@@ -103,11 +112,24 @@ int bloom_add(struct bloom *b, const struct bloom_pretest *p,
  * NULL. */
 
 /* Tests the n keys with the given hashes; found[i] is set to 1 if key i
- * may be in the set, 0 if it certainly is not.  Returns BLOOM_OK, or a
+ * may be in the set, 0 if it certainly is not (BLOOM_ELSEWHERE if another
+ * slice holds it).  Returns BLOOM_OK, or a
  * status before testing any (BLOOM_ERRNO with errno set). */
 int bloom_test(struct bloom *b, const struct bloom_pretest *p,
     const unsigned char *prefound, const uint64_t *hashes, size_t n,
     unsigned char *found);
+
+/* ORs segment si of src into segment di of b, from block lo of di on
+ * (for a slice into its whole filter; 0 otherwise), with atomic ORs so
+ * that processes adding to b at once lose nothing, and adds src's
+ * inserted counter to b's.  The caller has checked that the geometry
+ * agrees. */
+void bloom_or(struct bloom *b, unsigned di, uint64_t lo,
+    const struct bloom *src, unsigned si);
+
+/* Returns the slice, from 0, of slices equal slices of b's whole filter
+ * that holds the key with hash h. */
+uint32_t bloom_slice_of(const struct bloom *b, uint64_t h, uint32_t slices);
 
 /* Returns the BLOOM_EV_* flags raised since the last call, and clears
  * them. */

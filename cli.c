@@ -23,6 +23,7 @@
 #include "bloom.h"
 #include "create.h"
 #include "engine.h"
+#include "merge.h"
 #include "params.h"
 #include "stats.h"
 
@@ -43,25 +44,28 @@
 /* getopt_long values of the options that have no letter: not chars, so
  * that bad_option can tell them from an unknown letter. */
 enum { OPT_SEED = 256, OPT_SYNC, OPT_JSON, OPT_GROW, OPT_GROWTH,
-    OPT_GENERATIONS, OPT_WINDOW };
+    OPT_GENERATIONS, OPT_WINDOW, OPT_LIKE, OPT_SLICE, OPT_SLICES };
 
-enum command { CMD_CREATE, CMD_ADD, CMD_CHECK, CMD_STATS, CMD_ROTATE, CMD_HELP,
-    NCMD };
+enum command { CMD_CREATE, CMD_ADD, CMD_CHECK, CMD_STATS, CMD_ROTATE,
+    CMD_MERGE, CMD_ROUTE, CMD_HELP, NCMD };
 
 static const char *const command_name[NCMD] = {
-	"create", "add", "check", "stats", "rotate", "help"
+	"create", "add", "check", "stats", "rotate", "merge", "route", "help"
 };
 
 /* The SYNOPSIS of bloom(1), line for line. */
 static const char *const synopsis[NCMD] = {
 	("bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]\n"
-	"             [--grow [--growth factor]]\n"
+	"             [--slices n] [--grow [--growth factor]]\n"
 	"             [--generations count [--window duration]] [--seed n]\n"
-	"             filter"),
+	"             filter\n"
+	"bloom create --like template [-f] [--slice i/n] filter"),
 	"bloom add [-Nz] [--sync] filter [file ...]",
 	"bloom check [-cqvz] filter [file ...]",
 	"bloom stats [--json] filter",
 	"bloom rotate filter",
+	"bloom merge filter source ...",
+	"bloom route [-z] [-o prefix] [--slices n] filter [file ...]",
 	"bloom help [command]",
 };
 
@@ -83,7 +87,14 @@ static const char *const option_help[NCMD] = {
 	"  --window D   rotate by time: remember a line for at least D after it\n"
 	"               was last added (90s, 30m, 12h, 7d, 2w); without it,\n"
 	"               bloom rotate rotates\n"
+	"  --slices n   round the blocks up to a multiple of n, so that the\n"
+	"               filter can be cut into n slices (--slice)\n"
 	"  --seed n     hash seed (default: random)\n"
+	"  --like template\n"
+	"               an empty filter with the template's seed, mode,\n"
+	"               geometry and generations: one that merge accepts\n"
+	"  --slice i/n  with --like: slice i (0 to n-1) of the template's\n"
+	"               blocks, for a filter spread over n hosts\n"
 	"  -f           replace an existing file\n"),
 	("Add lines to the filter.  A missing filter is created growable, for\n"
 	"1000000 lines at first and a rate of 0.01.\n"
@@ -101,6 +112,17 @@ static const char *const option_help[NCMD] = {
 	"  --json       one JSON object instead of key: value lines\n"),
 	("Start a new generation of a filter made with --generations, now:\n"
 	"the oldest generation is forgotten.\n"),
+	("OR each source into filter, in place: filter then holds the union of\n"
+	"their lines.  Sources must have filter's seed and geometry (create\n"
+	"--like); a slice goes into its part of the whole filter.  Safe while\n"
+	"other processes add to or check filter.\n"),
+	("Split lines by the slice of filter that holds them: each line is\n"
+	"written after its slice number and a tab, or with -o to the file\n"
+	"prefix followed by the slice number.\n"
+	"  -o prefix    write slice i's lines to the file prefix<i>\n"
+	"  --slices n   the number of slices, for a whole filter (a slice\n"
+	"               knows it)\n"
+	"  -z           lines end with NUL, not newline\n"),
 	"Describe a command, or all of them.\n",
 };
 
@@ -457,6 +479,62 @@ create_filter(const char *path, struct bloom_spec *spec, int force)
 	return -1;
 }
 
+/* Parses i/n, 0 <= i < n. */
+static int
+parse_slice(const char *s, uint32_t *slice, uint32_t *slices)
+{
+	char buf[64], *slash;
+	uint64_t i, n;
+
+	if (strlen(s) >= sizeof buf)
+		return -1;
+	strcpy(buf, s);
+	if ((slash = strchr(buf, '/')) == NULL)
+		return -1;
+	*slash = '\0';
+	if (parse_u64(buf, 0, &i) == -1 || parse_u64(slash + 1, 0, &n) == -1 ||
+	    n == 0 || i >= n || n > UINT32_MAX)
+		return -1;
+	*slice = (uint32_t)i;
+	*slices = (uint32_t)n;
+	return 0;
+}
+
+/* Creates path like the filter at template; returns an exit status. */
+static int
+create_like(const char *path, const char *template, uint32_t slice,
+    uint32_t slices, int force)
+{
+	struct bloom tmpl;
+	struct bloom_header h;
+	int s;
+
+	s = bloom_open(&tmpl, template, 0);
+	if (s != BLOOM_OK) {
+		filter_error(template, s, &tmpl.hdr);
+		return EXIT_TROUBLE;
+	}
+	s = bloom_refresh(&tmpl);
+	if (s == BLOOM_OK)
+		s = bloom_plan_like(&tmpl, slice, slices, &h);
+	bloom_close(&tmpl);
+	if (s != BLOOM_OK) {
+		warnx("%s: cannot make a filter like it: %s", template,
+		    bloom_strerror(s));
+		return EXIT_TROUBLE;
+	}
+	s = bloom_create_header(path, &h, force);
+	if (s == BLOOM_ERRNO && errno == EEXIST) {
+		warnx("%s: file exists (use -f to replace it)", path);
+		return EXIT_TROUBLE;
+	}
+	if (s != BLOOM_OK) {
+		warnx("%s: cannot create: %s", path, bloom_strerror(s));
+		return EXIT_TROUBLE;
+	}
+	return 0;
+}
+
 static int
 cmd_create(int argc, char **argv)
 {
@@ -466,6 +544,9 @@ cmd_create(int argc, char **argv)
 		{ "growth", required_argument, NULL, OPT_GROWTH },
 		{ "generations", required_argument, NULL, OPT_GENERATIONS },
 		{ "window", required_argument, NULL, OPT_WINDOW },
+		{ "like", required_argument, NULL, OPT_LIKE },
+		{ "slice", required_argument, NULL, OPT_SLICE },
+		{ "slices", required_argument, NULL, OPT_SLICES },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -474,8 +555,10 @@ cmd_create(int argc, char **argv)
 	struct params *p = &spec.first;
 	uint64_t v, size = 0;
 	int ch, force = 0, have_n = 0, have_p = 0, have_s = 0, have_seed = 0;
-	int have_growth = 0;
+	int have_growth = 0, sizing = 0;
 	enum solve_for what;
+	const char *like = NULL;
+	uint32_t slice = 0, slices = 0, cut = 0;
 	char *end;
 
 	memset(&spec, 0, sizeof spec);
@@ -561,6 +644,22 @@ cmd_create(int argc, char **argv)
 				    "a duration such as 90s, 30m, 12h, 7d or "
 				    "2w, not '%s'", optarg);
 			break;
+		case OPT_LIKE:
+			like = optarg;
+			break;
+		case OPT_SLICE:
+			if (parse_slice(optarg, &slice, &slices) == -1)
+				usage_error(CMD_CREATE, "create: --slice takes "
+				    "i/n with 0 <= i < n, such as 0/4, not "
+				    "'%s'", optarg);
+			break;
+		case OPT_SLICES:
+			if (parse_u64(optarg, 0, &v) == -1 || v == 0 ||
+			    v > NBLOCKS_MAX)
+				usage_error(CMD_CREATE, "create: --slices takes "
+				    "a positive whole number, not '%s'", optarg);
+			cut = (uint32_t)(v > UINT32_MAX ? UINT32_MAX : v);
+			break;
 		case 'h':
 			print_help(CMD_CREATE);
 			return finish(0);
@@ -573,6 +672,19 @@ cmd_create(int argc, char **argv)
 	if (argc != 1)
 		usage_error(CMD_CREATE, argc == 0 ? "create: no filter named" :
 		    "create: one filter at a time");
+	sizing = have_n || have_p || have_s || have_seed || have_growth ||
+	    p->hashes != 0 || spec.mode != MODE_FIXED || spec.window_ms != 0 ||
+	    cut != 0;
+	if (like != NULL && sizing)
+		usage_error(CMD_CREATE, "create: --like takes everything from "
+		    "the template: no -n, -p, -s, -k, --seed, --slices, "
+		    "--grow or --generations");
+	if (slices != 0 && like == NULL)
+		usage_error(CMD_CREATE, "create: --slice needs --like");
+	if (like != NULL)
+		return finish(create_like(argv[0], like, slice, slices, force));
+	if (cut != 0 && spec.mode != MODE_FIXED)
+		usage_error(CMD_CREATE, "create: --slices is for fixed filters");
 	if (have_growth && spec.mode != MODE_GROW)
 		usage_error(CMD_CREATE, "create: --growth needs --grow");
 	if (spec.window_ms != 0 && spec.mode != MODE_WINDOW)
@@ -594,6 +706,15 @@ cmd_create(int argc, char **argv)
 		}
 		if (solve_fixed(argv[0], p, what) == -1)
 			return finish(EXIT_TROUBLE);
+		/* More blocks only lower the rate. */
+		if (cut != 0 && p->nblocks % cut != 0)
+			p->nblocks += cut - p->nblocks % cut;
+		if (cut != 0 && p->nblocks > NBLOCKS_MAX) {
+			warnx("%s: %" PRIu32 " slices would pass %" PRIu64
+			    " TiB", argv[0], cut,
+			    NBLOCKS_MAX * BLOCK_BYTES >> 40);
+			return finish(EXIT_TROUBLE);
+		}
 	}
 	if (create_filter(argv[0], &spec, force) == -1)
 		return finish(EXIT_TROUBLE);
@@ -753,6 +874,16 @@ notice(struct bloom *b, unsigned events)
 		    t->capacity);
 }
 
+/* Tells of the lines a slice passed over. */
+static void
+elsewhere_note(const struct engine *e)
+{
+	if (e->elsewhere > 0)
+		warnx("%s: %" PRIu64 " lines belong to other slices of the "
+		    "filter and were passed over (bloom route splits a stream "
+		    "by slice)", e->filter->path, e->elsewhere);
+}
+
 static int
 cmd_add(int argc, char **argv)
 {
@@ -802,6 +933,7 @@ cmd_add(int argc, char **argv)
 	rc = stream_files(&job, argc - 1, argv + 1);
 	if (rc == -1)
 		output_error(&job.out);
+	elsewhere_note(&job);
 	if (sync && bloom_sync(&filter) != BLOOM_OK) {
 		warnx("%s: cannot sync: %s", argv[0], strerror(errno));
 		rc = -1;
@@ -866,6 +998,7 @@ cmd_check(int argc, char **argv)
 	guard_mapping(argv[0]);
 	job.filter = &filter;
 	rc = stream_files(&job, argc - 1, argv + 1);
+	elsewhere_note(&job);
 	bloom_close(&filter);
 	engine_free(&job);
 	if (rc == -1)
@@ -977,6 +1110,224 @@ cmd_rotate(int argc, char **argv)
 	return finish(0);
 }
 
+/* Parses the options of a command that takes none but --help. */
+static void
+no_options(enum command cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static const char shortopts[] = ":h";
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (ch == 'h') {
+			print_help(cmd);
+			exit(finish(0));
+		}
+		bad_option(cmd, ch, argv, shortopts, longopts);
+	}
+}
+
+/* Returns 1 if the open filters are one file. */
+static int
+same_file(const struct bloom *a, const struct bloom *b)
+{
+	struct stat sa, sb;
+
+	return fstat(a->fd, &sa) == 0 && fstat(b->fd, &sb) == 0 &&
+	    sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static int
+cmd_merge(int argc, char **argv)
+{
+	struct merge_mismatch mm;
+	struct bloom *src = NULL, target;
+	int i, n, opened = 0, s, rc = EXIT_TROUBLE;
+
+	no_options(CMD_MERGE, argc, argv);
+	argc -= optind;
+	argv += optind;
+	if (argc < 2)
+		usage_error(CMD_MERGE, argc == 0 ? "merge: no filter named" :
+		    "merge: no source named");
+	n = argc - 1;
+	s = bloom_open(&target, argv[0], 1);
+	if (s != BLOOM_OK) {
+		filter_error(argv[0], s, &target.hdr);
+		return finish(EXIT_TROUBLE);
+	}
+	guard_mapping(argv[0]);
+	if ((src = calloc((size_t)n, sizeof *src)) == NULL) {
+		warnx("out of memory");
+		goto out;
+	}
+	/* Every source is opened and checked before anything is written. */
+	for (i = 0; i < n; i++, opened++) {
+		const char *name = argv[i + 1];
+
+		s = bloom_open(&src[i], name, 0);
+		if (s != BLOOM_OK) {
+			filter_error(name, s, &src[i].hdr);
+			goto out;
+		}
+		if (same_file(&target, &src[i])) {
+			warnx("%s: cannot merge a filter into itself", name);
+			bloom_close(&src[i]);
+			goto out;
+		}
+		if ((s = bloom_refresh(&src[i])) != BLOOM_OK ||
+		    (s = bloom_refresh(&target)) != BLOOM_OK) {
+			warnx("%s: %s", name, bloom_strerror(s));
+			bloom_close(&src[i]);
+			goto out;
+		}
+		if (merge_check(&target, &src[i], &mm) == -1) {
+			if (mm.reason != NULL)
+				warnx("%s: cannot merge into %s: %s", name,
+				    argv[0], mm.reason);
+			else
+				warnx("%s: %s differs from %s's (%s here, %s "
+				    "there)", name, mm.field, argv[0],
+				    mm.source, mm.target);
+			bloom_close(&src[i]);
+			goto out;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if ((s = merge_into(&target, &src[i])) != BLOOM_OK) {
+			warnx("%s: cannot merge %s: %s", argv[0], argv[i + 1],
+			    bloom_strerror(s));
+			goto out;
+		}
+		notice(&target, bloom_events(&target) & ~(unsigned)BLOOM_EV_GREW);
+	}
+	rc = 0;
+out:
+	for (i = 0; i < opened; i++)
+		bloom_close(&src[i]);
+	free(src);
+	bloom_close(&target);
+	return finish(rc);
+}
+
+static int
+cmd_route(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "slices", required_argument, NULL, OPT_SLICES },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static const char shortopts[] = ":ho:z";
+	struct engine job;
+	struct bloom filter;
+	const char *prefix = NULL;
+	uint64_t v, slices = 0;
+	uint32_t i, opened = 0;
+	char *name = NULL;
+	int ch, s, rc = -2;
+
+	memset(&job, 0, sizeof job);
+	job.delim = '\n';
+	while ((ch = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'o':
+			prefix = optarg;
+			break;
+		case 'z':
+			job.delim = '\0';
+			break;
+		case OPT_SLICES:
+			if (parse_u64(optarg, 0, &v) == -1 || v == 0 ||
+			    v > UINT32_MAX)
+				usage_error(CMD_ROUTE, "route: --slices takes "
+				    "a positive whole number, not '%s'", optarg);
+			slices = v;
+			break;
+		case 'h':
+			print_help(CMD_ROUTE);
+			return finish(0);
+		default:
+			bad_option(CMD_ROUTE, ch, argv, shortopts, longopts);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		usage_error(CMD_ROUTE, "route: no filter named");
+	s = bloom_open(&filter, argv[0], 0);
+	if (s != BLOOM_OK) {
+		filter_error(argv[0], s, &filter.hdr);
+		return finish(EXIT_TROUBLE);
+	}
+	guard_mapping(argv[0]);
+	if (filter.hdr.slices != 0 && slices != 0 &&
+	    slices != filter.hdr.slices) {
+		warnx("%s: is one of %" PRIu32 " slices, not %" PRIu64, argv[0],
+		    filter.hdr.slices, slices);
+		goto out;
+	}
+	if (filter.hdr.slices != 0)
+		slices = filter.hdr.slices;
+	else if (slices == 0) {
+		warnx("%s: not a slice: say how many slices with --slices",
+		    argv[0]);
+		goto out;
+	} else if (filter.hdr.mode != MODE_FIXED ||
+	    filter.seg[0].info.nblocks % slices != 0) {
+		warnx("%s: cannot be cut into %" PRIu64 " slices: %s", argv[0],
+		    slices, bloom_strerror(filter.hdr.mode != MODE_FIXED ?
+		    BLOOM_ESLICE_MODE : BLOOM_ESLICE_DIVIDE));
+		goto out;
+	}
+	job.filter = &filter;
+	job.route = (uint32_t)slices;
+	if (engine_setup(&job) == -1)
+		goto out;
+	if (prefix != NULL) {
+		size_t size = strlen(prefix) + 16;
+
+		job.routes = calloc(slices, sizeof job.routes[0]);
+		name = malloc(size);
+		if (job.routes == NULL || name == NULL) {
+			warnx("out of memory");
+			goto out;
+		}
+		for (i = 0; i < slices; i++, opened++) {
+			int fd;
+
+			snprintf(name, size, "%s%" PRIu32, prefix, i);
+			fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			    0666);
+			if (fd == -1 || output_init(&job.routes[i], fd) == -1) {
+				warnx("%s: %s", name, strerror(errno));
+				if (fd != -1)
+					close(fd);
+				goto out;
+			}
+		}
+	}
+	rc = stream_files(&job, argc - 1, argv + 1);
+	if (rc == -1)
+		output_error(&job.out);
+out:
+	for (i = 0; i < opened; i++) {
+		if (close(job.routes[i].fd) == -1 && rc == 0) {
+			warnx("%s%" PRIu32 ": %s", prefix, i, strerror(errno));
+			rc = -1;
+		}
+		output_free(&job.routes[i]);
+	}
+	free(job.routes);
+	free(name);
+	engine_free(&job);
+	bloom_close(&filter);
+	return finish(rc == 0 ? 0 : EXIT_TROUBLE);
+}
+
 static int
 find_command(const char *name)
 {
@@ -1039,6 +1390,10 @@ main(int argc, char **argv)
 		return cmd_stats(argc, argv);
 	case CMD_ROTATE:
 		return cmd_rotate(argc, argv);
+	case CMD_MERGE:
+		return cmd_merge(argc, argv);
+	case CMD_ROUTE:
+		return cmd_route(argc, argv);
 	case CMD_HELP:
 	case NCMD:
 		break;

@@ -298,12 +298,74 @@ bloom_plan(const struct bloom_spec *spec, struct bloom_header *h)
 int
 bloom_create(const char *path, const struct bloom_spec *spec, int force)
 {
-	char dir[PATH_MAX], tmp[PATH_MAX];
 	struct bloom_header h;
-	int fd, e, s;
+	int s;
 
 	if ((s = bloom_plan(spec, &h)) != BLOOM_OK)
 		return s;
+	return bloom_create_header(path, &h, force);
+}
+
+/* Lays out h's segments from its data offset on, each on a page. */
+static void
+lay_out(struct bloom_header *h)
+{
+	uint64_t offset = h->data_offset;
+	unsigned i;
+
+	for (i = 0; i < h->nsegments; i++) {
+		h->seg[i].offset = offset;
+		offset += h->seg[i].nblocks * BLOCK_BYTES;
+		h->file_size = offset;
+		offset = (offset + FILE_PAGE - 1) / FILE_PAGE * FILE_PAGE;
+	}
+}
+
+int
+bloom_plan_like(const struct bloom *tmpl, uint32_t slice, uint32_t slices,
+    struct bloom_header *h)
+{
+	const struct bloom_header *t = &tmpl->hdr;
+	unsigned i;
+
+	*h = *t;
+	h->version = FORMAT_V2;
+	h->header_size = V2_HEADER_SIZE;
+	h->nsegments = tmpl->nmapped;
+	h->epoch = 0;
+	if (t->mode == MODE_WINDOW)
+		h->epoch = counter_read((const uint64_t *)(tmpl->head +
+		    V2_OFF_EPOCH));
+	for (i = 0; i < h->nsegments; i++) {
+		h->seg[i] = tmpl->seg[i].info;
+		h->seg[i].inserted = 0;
+		h->seg[i].stamp = tmpl->seg[i].stamp == NULL ? 0 :
+		    counter_read(tmpl->seg[i].stamp);
+	}
+	h->data_offset = format_data_offset(h->slots);
+	if (slices != 0) {
+		if (t->mode != MODE_FIXED || t->slices != 0)
+			return BLOOM_ESLICE_MODE;
+		if (t->seg[0].nblocks % slices != 0 ||
+		    t->seg[0].nblocks < slices)
+			return BLOOM_ESLICE_DIVIDE;
+		h->slice = slice;
+		h->slices = slices;
+		h->whole_nblocks = t->seg[0].nblocks;
+		h->seg[0].nblocks = t->seg[0].nblocks / slices;
+	}
+	lay_out(h);
+	return BLOOM_OK;
+}
+
+int
+bloom_create_header(const char *path, const struct bloom_header *hp,
+    int force)
+{
+	char dir[PATH_MAX], tmp[PATH_MAX];
+	struct bloom_header h = *hp;
+	int fd, e;
+
 	if (dir_of(path, dir, sizeof dir) == -1)
 		return BLOOM_ERRNO;
 	/* Fail early, before allocating, when the name is taken. */

@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "bloom.h"
 #include "format.h"
 #include "params.h"
 
@@ -34,5 +35,17 @@ int bloom_create(const char *path, const struct bloom_spec *spec, int force);
  * spec, into h (h->file_size is the file's size).  Returns BLOOM_OK, or
  * BLOOM_ERRNO with errno EINVAL or EFBIG as params_solve. */
 int bloom_plan(const struct bloom_spec *spec, struct bloom_header *h);
+
+/* Writes the header, for bloom_create_header, of an empty filter like
+ * tmpl: its seed, mode, geometry and segments, generations lined up; if
+ * slices is not 0, slice slice of slices of tmpl, a fixed filter.  Returns
+ * BLOOM_OK, BLOOM_ESLICE_MODE or BLOOM_ESLICE_DIVIDE. */
+int bloom_plan_like(const struct bloom *tmpl, uint32_t slice,
+    uint32_t slices, struct bloom_header *h);
+
+/* Creates the filter file path with the header and segments of h, as
+ * bloom_create does. */
+int bloom_create_header(const char *path, const struct bloom_header *h,
+    int force);
 
 #endif

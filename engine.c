@@ -5,6 +5,8 @@
  * cli.c only set the options of struct engine.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -50,7 +52,49 @@ engine_free(struct engine *e)
 int
 engine_flush(struct engine *e)
 {
-	return output_flush(&e->out);
+	uint32_t i;
+	int rc = output_flush(&e->out);
+
+	for (i = 0; e->routes != NULL && i < e->route; i++)
+		if (output_flush(&e->routes[i]) == -1) {
+			e->out.err = e->routes[i].err;
+			rc = -1;
+		}
+	return rc;
+}
+
+/* Writes each line of g where its slice goes: to that slice's output, or
+ * to out after the slice's number and a tab. */
+static enum stream_end
+route_group(struct engine *e, const struct line_group *g)
+{
+	char prefix[16];
+	size_t i;
+	int len, rc;
+
+	for (i = 0; i < g->nlines; i++) {
+		uint32_t slice = bloom_slice_of(e->filter, g->hash[i],
+		    e->route);
+
+		if (e->routes != NULL)
+			rc = output_line(&e->routes[slice], g->line[i].data,
+			    g->line[i].len, e->delim);
+		else {
+			len = snprintf(prefix, sizeof prefix, "%" PRIu32 "\t",
+			    slice);
+			rc = output_bytes(&e->out, prefix, (size_t)len);
+			if (rc == 0)
+				rc = output_line(&e->out, g->line[i].data,
+				    g->line[i].len, e->delim);
+		}
+		if (rc == -1) {
+			if (e->routes != NULL)
+				e->out.err = e->routes[slice].err;
+			return STREAM_WRITE_ERROR;
+		}
+	}
+	e->lines += g->nlines;
+	return STREAM_DONE;
 }
 
 /*
@@ -82,7 +126,8 @@ static enum stream_end
 run_group(struct engine *e, const struct line_group *g)
 {
 	unsigned char *hit = e->hit, sel[64];
-	size_t i, j, n, nsel, done = 0;
+	size_t i, j, n, nsel, done = 0, elsewhere = 0;
+	unsigned char want = e->invert ? 0 : 1;
 	unsigned events;
 
 	const unsigned char *pre = g->pretest != NULL ? g->found : NULL;
@@ -105,7 +150,8 @@ run_group(struct engine *e, const struct line_group *g)
 		 * without a branch per line. */
 		for (j = nsel = 0; j < n; j++) {
 			sel[nsel] = (unsigned char)j;
-			nsel += hit[i + j] != e->invert;
+			nsel += hit[i + j] == want;
+			elsewhere += hit[i + j] == BLOOM_ELSEWHERE;
 		}
 		e->selected += nsel;
 		if (!e->emit)
@@ -115,6 +161,7 @@ run_group(struct engine *e, const struct line_group *g)
 			    g->line[i + sel[j]].len, e->delim) == -1)
 				return STREAM_WRITE_ERROR;
 	}
+	e->elsewhere += elsewhere;
 	return e->status == BLOOM_OK ? STREAM_DONE : STREAM_FILTER_ERROR;
 }
 
@@ -131,12 +178,12 @@ engine_stream(struct engine *e, int fd)
 	for (;;) {
 		/* Before waiting for input, let the lines selected so far
 		 * go on down the pipeline. */
-		if (!lines_ready(&e->reader) && output_flush(&e->out) == -1) {
+		if (!lines_ready(&e->reader) && engine_flush(e) == -1) {
 			end = STREAM_WRITE_ERROR;
 			break;
 		}
 		g = lines_next(&e->reader);
-		end = run_group(e, g);
+		end = e->route != 0 ? route_group(e, g) : run_group(e, g);
 		if (end != STREAM_DONE) {
 			err = errno;
 			break;

@@ -19,6 +19,7 @@ struct engine {
 	unsigned char delim;	/* line terminator */
 	uint64_t lines;		/* lines read so far */
 	uint64_t selected;	/* lines selected so far */
+	uint64_t elsewhere;	/* lines that other slices hold */
 	struct output out;	/* where selected lines go */
 	struct lines reader;	/* the line reader */
 	struct bloom_pretest plan[SEGMENTS_MAX + 1];	/* what the reader
@@ -27,6 +28,10 @@ struct engine {
 	unsigned nplans;	/* plans made in this stream */
 	unsigned planned_for;	/* segments when the last was made */
 	unsigned char *hit;	/* per line of a group: new, or found */
+	uint32_t route;		/* route: slices to split the lines into,
+				 * or 0 to add or check them */
+	struct output *routes;	/* route: one output per slice, or NULL
+				 * to write "slice TAB line" to out */
 	int status;		/* after STREAM_FILTER_ERROR: the bloom
 				 * status */
 	void (*notice)(struct bloom *, unsigned);	/* told of the

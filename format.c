@@ -40,7 +40,10 @@
  *	72	8	window: length in ms, 0 if rotated by hand; else 0
  *	80	8	created, ms since 1970
  *	88	8	data offset: end of the table rounded up to 4096
- *	96	32	reserved, zero
+ *	96	4	slice index I, from 0 (a slice of a fixed filter); else 0
+ *	100	4	slice count N; 0 if not a slice
+ *	104	8	slice: block count of the whole filter; else 0
+ *	112	16	reserved, zero
  *	128	8	checksum: XXH3-64, seed 0, of bytes 0 to 127
  *	136	8	segments in use (changes as a growable filter grows)
  *	144	8	window: newest generation (changes at each rotation)
@@ -92,7 +95,10 @@
 #define V2_OFF_WINDOW	72
 #define V2_OFF_CREATED	80
 #define V2_OFF_DATA	88
-#define V2_OFF_RESERVED1 96
+#define V2_OFF_SLICE	96
+#define V2_OFF_SLICES	100
+#define V2_OFF_WHOLE	104
+#define V2_OFF_RESERVED1 112
 #define V2_OFF_CHECKSUM	128
 #define V2_OFF_RESERVED2 152
 
@@ -213,6 +219,13 @@ bloom_strerror(int s)
 		    "filter's)";
 	case BLOOM_ESEGMENTS_FULL:
 		return "cannot grow: the segment table is full";
+	case BLOOM_ESLICE:
+		return "corrupt header (slice fields absurd)";
+	case BLOOM_ESLICE_MODE:
+		return "only a fixed filter that is not a slice can be sliced";
+	case BLOOM_ESLICE_DIVIDE:
+		return "its blocks do not divide into that many slices (make it "
+		    "with create --slices)";
 	case BLOOM_ETOOBIG:
 		return "cannot grow: the next segment would pass the size limit";
 	}
@@ -399,6 +412,9 @@ parse_v2(const unsigned char *buf, size_t len, uint64_t file_size,
 	h->window_ms = read_le64(buf + V2_OFF_WINDOW);
 	h->created_ms = read_le64(buf + V2_OFF_CREATED);
 	h->data_offset = read_le64(buf + V2_OFF_DATA);
+	h->slice = read_le32(buf + V2_OFF_SLICE);
+	h->slices = read_le32(buf + V2_OFF_SLICES);
+	h->whole_nblocks = read_le64(buf + V2_OFF_WHOLE);
 	h->checksum = read_le64(buf + V2_OFF_CHECKSUM);
 	h->nsegments = read_le64(buf + V2_OFF_NSEGMENTS);
 	h->epoch = read_le64(buf + V2_OFF_EPOCH);
@@ -415,6 +431,11 @@ parse_v2(const unsigned char *buf, size_t len, uint64_t file_size,
 		return BLOOM_EFPR;
 	if (h->data_offset != format_data_offset(h->slots))
 		return BLOOM_EOFFSET;
+	if (h->slices == 0 ? h->slice != 0 || h->whole_nblocks != 0 :
+	    h->mode != MODE_FIXED || h->slice >= h->slices ||
+	    h->whole_nblocks == 0 || h->whole_nblocks > NBLOCKS_MAX ||
+	    h->whole_nblocks % h->slices != 0)
+		return BLOOM_ESLICE;
 	if (h->checksum != hash64(buf, V2_OFF_CHECKSUM, 0))
 		return BLOOM_ECHECKSUM;
 	if (h->nsegments == 0 || h->nsegments > h->slots ||
@@ -435,6 +456,9 @@ parse_v2(const unsigned char *buf, size_t len, uint64_t file_size,
 		end = h->seg[i].offset + h->seg[i].nblocks * BLOCK_BYTES;
 		min_offset = (end + FILE_PAGE - 1) / FILE_PAGE * FILE_PAGE;
 	}
+	if (h->slices != 0 &&
+	    h->seg[0].nblocks != h->whole_nblocks / h->slices)
+		return BLOOM_ESLICE;
 	/* A growable filter may be longer than its segments: a growth that
 	 * was killed before it took its table entry leaves the space it
 	 * allocated, which the next growth uses. */
@@ -479,6 +503,9 @@ format_header_build(unsigned char *buf, const struct bloom_header *h)
 	write_le64(buf + V2_OFF_WINDOW, h->window_ms);
 	write_le64(buf + V2_OFF_CREATED, h->created_ms);
 	write_le64(buf + V2_OFF_DATA, format_data_offset(h->slots));
+	write_le32(buf + V2_OFF_SLICE, h->slice);
+	write_le32(buf + V2_OFF_SLICES, h->slices);
+	write_le64(buf + V2_OFF_WHOLE, h->whole_nblocks);
 	write_le64(buf + V2_OFF_CHECKSUM, hash64(buf, V2_OFF_CHECKSUM, 0));
 	write_le64(buf + V2_OFF_NSEGMENTS, h->nsegments);
 	write_le64(buf + V2_OFF_EPOCH, h->epoch);

@@ -70,7 +70,10 @@ enum bloom_status {
 	BLOOM_ESEGOUTSIDE,	/* a segment reaches past the end of file */
 	BLOOM_ESEGSTAMP,	/* a generation newer than the filter's */
 	BLOOM_ESEGMENTS_FULL,	/* a growable filter has no free entry */
-	BLOOM_ETOOBIG		/* the next segment would pass the limit */
+	BLOOM_ETOOBIG,		/* the next segment would pass the limit */
+	BLOOM_ESLICE,		/* slice fields absurd */
+	BLOOM_ESLICE_MODE,	/* only a whole fixed filter is sliced */
+	BLOOM_ESLICE_DIVIDE	/* the slices do not divide the blocks */
 };
 
 /* One segment: a blocked bit array and what it was sized for. */
@@ -103,6 +106,9 @@ struct bloom_header {
 	uint64_t window_ms;	/* window: its length, 0 if by hand */
 	uint64_t created_ms;	/* when it was made, ms since 1970 */
 	uint64_t data_offset;	/* where the first segment starts */
+	uint32_t slice;		/* a slice: which, from 0 */
+	uint32_t slices;	/* a slice: of how many; 0 if not one */
+	uint64_t whole_nblocks;	/* a slice: blocks of the whole filter */
 	uint64_t checksum;	/* of the fields that never change */
 	uint64_t nsegments;	/* segments in use, when read */
 	uint64_t epoch;		/* window: the newest generation, when read */

@@ -58,6 +58,20 @@ output_flush(struct output *out)
 }
 
 int
+output_bytes(struct output *out, const void *data, size_t len)
+{
+	if (out->cap - out->len < len) {
+		if (output_flush(out) == -1)
+			return -1;
+		if (len > out->cap)
+			return write_fully(out, data, len);
+	}
+	memcpy(out->buf + out->len, data, len);
+	out->len += len;
+	return 0;
+}
+
+int
 output_line(struct output *out, const unsigned char *line, size_t len,
     unsigned char delim)
 {

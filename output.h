@@ -29,6 +29,9 @@ int output_flush(struct output *out);
 int output_line(struct output *out, const unsigned char *line, size_t len,
     unsigned char delim);
 
+/* Appends len bytes as they are.  Returns 0, or -1 as output_flush. */
+int output_bytes(struct output *out, const void *data, size_t len);
+
 /* Frees what output_init allocated; writes nothing. */
 void output_free(struct output *out);
 

@@ -163,6 +163,12 @@ map_one(struct bloom *b, unsigned i)
 	int prot = PROT_READ | (b->writable ? PROT_WRITE : 0);
 
 	sg->info = b->hdr.seg[i];
+	sg->whole = sg->info.nblocks;
+	sg->lo = 0;
+	if (b->hdr.slices != 0) {
+		sg->whole = b->hdr.whole_nblocks;
+		sg->lo = b->hdr.slice * sg->info.nblocks;
+	}
 	if (b->hdr.version == FORMAT_V1) {
 		sg->bits = b->head + V1_HEADER_SIZE;
 		sg->inserted = head_word(b, V1_OFF_INSERTED);
@@ -476,6 +482,17 @@ enter_add(struct bloom *b)
 	}
 	lock_byte(b, F_UNLCK, LOCK_LIST);
 	return 0;
+}
+
+int
+segments_grow_to(struct bloom *b, unsigned count)
+{
+	int s;
+
+	while ((s = segments_refresh(b)) == BLOOM_OK && b->nmapped < count)
+		if ((s = grow(b)) != BLOOM_OK)
+			break;
+	return s;
 }
 
 int

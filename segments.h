@@ -54,6 +54,10 @@ void segments_end_add(struct bloom *b);
  * a fixed filter past its capacity. */
 void segments_count(struct bloom *b, unsigned i, uint64_t fresh);
 
+/* Appends segments to a growable filter until it has count.  Returns
+ * BLOOM_OK or a status. */
+int segments_grow_to(struct bloom *b, unsigned count);
+
 /* Starts a new generation of a window now.  Returns BLOOM_OK or a
  * status. */
 int segments_rotate(struct bloom *b);

@@ -1,0 +1,206 @@
+/*
+ * Merging: the bitwise OR of filters with the same seed, hash, layout and
+ * geometry is exactly the filter of the union of their keys.  Segment i
+ * of the source goes into segment i of the target; a slice goes into its
+ * blocks of the whole filter.  Everything is checked before anything is
+ * written, so that a mismatch leaves the target as it was.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "merge.h"
+#include "segments.h"
+
+static int
+differ(struct merge_mismatch *mm, const char *field, const char *fmt,
+    uint64_t target, uint64_t source)
+{
+	snprintf(mm->field, sizeof mm->field, "%s", field);
+	snprintf(mm->target, sizeof mm->target, fmt, target);
+	snprintf(mm->source, sizeof mm->source, fmt, source);
+	mm->reason = NULL;
+	return -1;
+}
+
+static int
+differ_rate(struct merge_mismatch *mm, const char *field, double target,
+    double source)
+{
+	snprintf(mm->field, sizeof mm->field, "%s", field);
+	snprintf(mm->target, sizeof mm->target, "%.17g", target);
+	snprintf(mm->source, sizeof mm->source, "%.17g", source);
+	mm->reason = NULL;
+	return -1;
+}
+
+static int
+refuse(struct merge_mismatch *mm, const char *reason)
+{
+	memset(mm, 0, sizeof *mm);
+	mm->reason = reason;
+	return -1;
+}
+
+static const char *const mode_names[] = { "fixed", "grow", "window" };
+
+/* Compares the geometry of segment i of both. */
+static int
+same_segment(const struct bloom *t, const struct bloom *s, unsigned i,
+    struct merge_mismatch *mm)
+{
+	const struct segment_info *a = &t->seg[i].info, *b = &s->seg[i].info;
+	char field[64];
+
+	if (a->nblocks != b->nblocks) {
+		snprintf(field, sizeof field, "block count of segment %u", i);
+		return differ(mm, field, "%" PRIu64, a->nblocks, b->nblocks);
+	}
+	if (a->hashes != b->hashes) {
+		snprintf(field, sizeof field, "hash count of segment %u", i);
+		return differ(mm, field, "%" PRIu64, a->hashes, b->hashes);
+	}
+	return 0;
+}
+
+/* Checks a slice src against the target it goes into. */
+static int
+check_slice(const struct bloom *t, const struct bloom *s,
+    struct merge_mismatch *mm)
+{
+	const struct bloom_header *th = &t->hdr, *sh = &s->hdr;
+
+	if (th->slices != 0) {
+		if (th->slices != sh->slices)
+			return differ(mm, "slice count", "%" PRIu64,
+			    th->slices, sh->slices);
+		if (th->slice != sh->slice)
+			return differ(mm, "slice", "%" PRIu64, th->slice,
+			    sh->slice);
+		return same_segment(t, s, 0, mm);
+	}
+	if (th->mode != MODE_FIXED)
+		return refuse(mm, "a slice merges only into a fixed filter or "
+		    "into the same slice");
+	if (t->seg[0].info.nblocks != sh->whole_nblocks)
+		return differ(mm, "block count of the whole filter", "%" PRIu64,
+		    t->seg[0].info.nblocks, sh->whole_nblocks);
+	if (t->seg[0].info.hashes != s->seg[0].info.hashes)
+		return differ(mm, "hash count of segment 0", "%" PRIu64,
+		    t->seg[0].info.hashes, s->seg[0].info.hashes);
+	return 0;
+}
+
+static int
+check_window(const struct bloom *t, const struct bloom *s,
+    struct merge_mismatch *mm)
+{
+	const struct bloom_header *th = &t->hdr, *sh = &s->hdr;
+	uint64_t te, se;
+	unsigned i;
+	char field[64];
+
+	if (th->slots != sh->slots)
+		return differ(mm, "generations", "%" PRIu64, th->slots,
+		    sh->slots);
+	if (th->window_ms != sh->window_ms)
+		return differ(mm, "window (ms)", "%" PRIu64, th->window_ms,
+		    sh->window_ms);
+	if (th->created_ms != sh->created_ms)
+		return differ(mm, "creation time (ms)", "%" PRIu64,
+		    th->created_ms, sh->created_ms);
+	te = counter_read((const uint64_t *)(t->head + V2_OFF_EPOCH));
+	se = counter_read((const uint64_t *)(s->head + V2_OFF_EPOCH));
+	if (te != se)
+		return differ(mm, "current generation", "%" PRIu64, te, se);
+	for (i = 0; i < th->slots; i++) {
+		if (same_segment(t, s, i, mm) == -1)
+			return -1;
+		te = counter_read(t->seg[i].stamp);
+		se = counter_read(s->seg[i].stamp);
+		if (te != se) {
+			snprintf(field, sizeof field, "generation of segment "
+			    "%u", i);
+			return differ(mm, field, "%" PRIu64, te, se);
+		}
+	}
+	return 0;
+}
+
+int
+merge_check(const struct bloom *t, const struct bloom *s,
+    struct merge_mismatch *mm)
+{
+	const struct bloom_header *th = &t->hdr, *sh = &s->hdr;
+	unsigned i, n;
+
+	if (th->seed != sh->seed)
+		return differ(mm, "seed", "%" PRIu64, th->seed, sh->seed);
+	if (sh->slices != 0)
+		return check_slice(t, s, mm);
+	if (th->slices != 0)
+		return refuse(mm, "a whole filter cannot be merged into a "
+		    "slice");
+	if (th->mode != sh->mode) {
+		snprintf(mm->field, sizeof mm->field, "mode");
+		snprintf(mm->target, sizeof mm->target, "%s",
+		    mode_names[th->mode]);
+		snprintf(mm->source, sizeof mm->source, "%s",
+		    mode_names[sh->mode]);
+		mm->reason = NULL;
+		return -1;
+	}
+	switch (th->mode) {
+	case MODE_FIXED:
+		return same_segment(t, s, 0, mm);
+	case MODE_WINDOW:
+		return check_window(t, s, mm);
+	case MODE_GROW:
+		break;
+	}
+	if (th->capacity != sh->capacity)
+		return differ(mm, "first capacity", "%" PRIu64, th->capacity,
+		    sh->capacity);
+	if (th->target_fpr != sh->target_fpr)
+		return differ_rate(mm, "target rate", th->target_fpr,
+		    sh->target_fpr);
+	if (th->growth != sh->growth)
+		return differ_rate(mm, "growth factor", th->growth,
+		    sh->growth);
+	if (th->ratio != sh->ratio)
+		return differ_rate(mm, "tightening ratio", th->ratio,
+		    sh->ratio);
+	if (th->slots != sh->slots)
+		return differ(mm, "segment table size", "%" PRIu64, th->slots,
+		    sh->slots);
+	/* The target gains the segments it lacks, sized as the source's
+	 * were, from the same header fields. */
+	n = t->nmapped < s->nmapped ? t->nmapped : s->nmapped;
+	for (i = 0; i < n; i++)
+		if (same_segment(t, s, i, mm) == -1)
+			return -1;
+	return 0;
+}
+
+int
+merge_into(struct bloom *t, const struct bloom *s)
+{
+	struct merge_mismatch mm;
+	unsigned i;
+	int st;
+
+	if (t->hdr.mode == MODE_GROW && t->nmapped < s->nmapped) {
+		if ((st = segments_grow_to(t, s->nmapped)) != BLOOM_OK)
+			return st;
+		for (i = 0; i < s->nmapped; i++)
+			if (same_segment(t, s, i, &mm) == -1)
+				return BLOOM_EGROWTH;
+	}
+	if (s->hdr.slices != 0 && t->hdr.slices == 0) {
+		bloom_or(t, 0, s->seg[0].lo, s, 0);
+		return BLOOM_OK;
+	}
+	for (i = 0; i < s->nmapped; i++)
+		bloom_or(t, i, 0, s, i);
+	return BLOOM_OK;
+}
