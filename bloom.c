@@ -696,7 +696,18 @@ bloom_or(struct bloom *b, unsigned di, uint64_t lo, const struct bloom *src,
 		if ((w & ~__atomic_load_n(&to[i], __ATOMIC_RELAXED)) != 0)
 			__atomic_fetch_or(&to[i], w, __ATOMIC_RELAXED);
 	}
-	segments_count(b, di, bloom_inserted(src, si));
+}
+
+void
+bloom_recount(struct bloom *b, unsigned i)
+{
+	static uint64_t hist[BLOCK_BITS + 1];
+	const struct segment_info *info = &b->seg[i].info;
+	double items = params_estimate_items(bloom_fill(b, i, hist),
+	    info->nblocks, info->hashes);
+
+	segments_raise(b, i, items < 0x1p63 ? (uint64_t)(items + 0.5) :
+	    UINT64_MAX);
 }
 
 uint32_t

@@ -121,11 +121,15 @@ int bloom_test(struct bloom *b, const struct bloom_pretest *p,
 
 /* ORs segment si of src into segment di of b, from block lo of di on
  * (for a slice into its whole filter; 0 otherwise), with atomic ORs so
- * that processes adding to b at once lose nothing, and adds src's
- * inserted counter to b's.  The caller has checked that the geometry
- * agrees. */
+ * that processes adding to b at once lose nothing.  The caller has
+ * checked that the geometry agrees. */
 void bloom_or(struct bloom *b, unsigned di, uint64_t lo,
     const struct bloom *src, unsigned si);
+
+/* Raises segment i's inserted counter to the keys its fill suggests, if
+ * that is more: after a merge, counters cannot be summed, since the
+ * sources may share keys. */
+void bloom_recount(struct bloom *b, unsigned i);
 
 /* Returns the slice, from 0, of slices equal slices of b's whole filter
  * that holds the key with hash h. */

@@ -198,9 +198,12 @@ merge_into(struct bloom *t, const struct bloom *s)
 	}
 	if (s->hdr.slices != 0 && t->hdr.slices == 0) {
 		bloom_or(t, 0, s->seg[0].lo, s, 0);
+		bloom_recount(t, 0);
 		return BLOOM_OK;
 	}
-	for (i = 0; i < s->nmapped; i++)
+	for (i = 0; i < s->nmapped; i++) {
 		bloom_or(t, i, 0, s, i);
+		bloom_recount(t, i);
+	}
 	return BLOOM_OK;
 }

@@ -568,6 +568,28 @@ segments_count(struct bloom *b, unsigned i, uint64_t fresh)
 	}
 }
 
+void
+segments_raise(struct bloom *b, unsigned i, uint64_t count)
+{
+	struct segment *sg = &b->seg[i];
+	uint64_t old = __atomic_load_n(sg->inserted, __ATOMIC_RELAXED);
+
+	do {
+		if (le64(old) >= count)
+			return;
+	} while (!__atomic_compare_exchange_n(sg->inserted, &old, le64(count),
+	    1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	/* A count from the fill scatters around the truth: only a rate
+	 * past the target is worth a warning. */
+	if (b->hdr.mode == MODE_FIXED && le64(old) <= sg->info.capacity &&
+	    count > sg->info.capacity) {
+		b->full_fpr = params_fpr(count, sg->info.nblocks,
+		    sg->info.hashes);
+		if (b->full_fpr > sg->info.target_fpr)
+			b->events |= BLOOM_EV_FULL;
+	}
+}
+
 int
 segments_rotate(struct bloom *b)
 {

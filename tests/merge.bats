@@ -49,9 +49,10 @@ json() {
 	run -0 --separate-stderr bloom merge m.bf a.bf b.bf
 	[ "$output" = "" ] && [ "$stderr" = "" ]
 	[ "$(bits m.bf)" = "$(bits whole.bf)" ]
-	# Counters are summed: an upper bound when the parts share keys.
-	[ "$(json m.bf 'd["inserted"]')" -eq \
-		$(($(json a.bf 'd["inserted"]') + $(json b.bf 'd["inserted"]'))) ]
+	# Counters cannot be summed (parts may share keys): the merged one
+	# is what the fill says, within a percent of the keys.
+	[ "$(json m.bf 'd["inserted"] == d["estimated_items"]')" = True ]
+	[ "$(json m.bf 'abs(d["inserted"] - 60000) < 600')" = True ]
 	run -1 bloom check -v m.bf in
 	[ "$output" = "" ]
 }
@@ -264,7 +265,7 @@ teardown() {
 	i=0
 	while read -r login; do
 		ssh_cmd=${login#@*/}
-		$ssh_cmd "$root/bloom create --like $PWD/whole.bf --slice $i/2 \$BLOOM_HOST_DIR/slice.bf" </dev/null
+		$ssh_cmd "$root/bloom create -f --like $PWD/whole.bf --slice $i/2 \$BLOOM_HOST_DIR/slice.bf" </dev/null
 		i=$((i + 1))
 	done <"$hosts/sshlogins"
 	bloom route --slices 2 -o part. whole.bf in
