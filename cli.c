@@ -860,6 +860,8 @@ open_for_add(struct bloom *b, const char *path)
 static void
 notice(struct bloom *b, unsigned events)
 {
+	static int warned_early;
+
 	const struct segment_info *t = &b->seg[b->target].info;
 
 	if (events & BLOOM_EV_FULL)
@@ -867,7 +869,8 @@ notice(struct bloom *b, unsigned events)
 		    "estimated false-positive rate now %.3g (target %g); "
 		    "a filter made with --grow grows instead", b->path,
 		    b->hdr.capacity, b->full_fpr, b->hdr.target_fpr);
-	if (events & BLOOM_EV_EARLY)
+	/* Once a command: a small window may close many generations. */
+	if (events & BLOOM_EV_EARLY && !warned_early++)
 		warnx("%s: warning: a generation filled with %" PRIu64
 		    " items before its time and was closed early; lines may "
 		    "be forgotten sooner than the window", b->path,

@@ -445,8 +445,10 @@ parse_v2(const unsigned char *buf, size_t len, uint64_t file_size,
 		return BLOOM_EEPOCH;
 	if (len < V2_HEADER_SIZE + (uint64_t)h->slots * SLOT_SIZE)
 		return BLOOM_ESHORT;
-	if (file_size < h->data_offset)
+	if (file_size < h->data_offset) {
+		h->file_size = h->data_offset;
 		return BLOOM_ESIZE;
+	}
 	min_offset = h->data_offset;
 	for (i = 0; i < h->nsegments; i++) {
 		s = format_slot_parse(buf + V2_HEADER_SIZE + i * SLOT_SIZE, i,

@@ -109,6 +109,15 @@ print_rate(FILE *fp, double d)
 	fprintf(fp, "%.*g", digits, d);
 }
 
+/* Writes a length in ms as seconds, in full: 1209600, not 1.2096e+06. */
+static void
+print_seconds(FILE *fp, uint64_t ms)
+{
+	fprintf(fp, "%" PRIu64, ms / 1000);
+	if (ms % 1000 != 0)
+		fprintf(fp, ".%03" PRIu64, ms % 1000);
+}
+
 /* Writes ms since 1970 as an ISO 8601 UTC time, or "-" for -1. */
 static void
 print_time(FILE *fp, int64_t ms, const char *none)
@@ -145,15 +154,25 @@ stats_print_text(FILE *fp, const char *path, const struct bloom *b,
 	fprintf(fp, "layout: blocked512 (512-bit blocks)\n");
 	fprintf(fp, "hash: xxh3-64\n");
 	fprintf(fp, "mode: %s\n", stats_mode_name(h->mode));
-	if (h->mode == MODE_GROW)
-		fprintf(fp, "growth: %g\ntightening: %g\n", h->growth,
-		    h->ratio);
+	if (h->slices != 0)
+		fprintf(fp, "slice: %" PRIu32 "/%" PRIu32 " (blocks %" PRIu64
+		    " to %" PRIu64 " of %" PRIu64 ")\n", h->slice, h->slices,
+		    b->seg[0].lo, b->seg[0].lo + b->seg[0].info.nblocks - 1,
+		    h->whole_nblocks);
+	if (h->mode == MODE_GROW) {
+		fputs("growth: ", fp);
+		print_rate(fp, h->growth);
+		fputs("\ntightening: ", fp);
+		print_rate(fp, h->ratio);
+		fputc('\n', fp);
+	}
 	if (h->mode == MODE_WINDOW) {
 		fprintf(fp, "generations: %" PRIu32 "\n", h->slots);
-		if (h->window_ms != 0)
-			fprintf(fp, "window_seconds: %g\n",
-			    (double)h->window_ms / 1000.0);
-		else
+		if (h->window_ms != 0) {
+			fputs("window_seconds: ", fp);
+			print_seconds(fp, h->window_ms);
+			fputc('\n', fp);
+		} else
 			fprintf(fp, "window_seconds: none (rotated by "
 			    "bloom rotate)\n");
 	}
@@ -267,15 +286,22 @@ stats_print_json(FILE *fp, const char *path, const struct bloom *b,
 	fprintf(fp, ",\"format\":%" PRIu32 ",\"layout\":\"blocked512\""
 	    ",\"hash\":\"xxh3-64\",\"mode\":\"%s\"", h->version,
 	    stats_mode_name(h->mode));
-	if (h->mode == MODE_GROW)
-		fprintf(fp, ",\"growth\":%.17g,\"tightening\":%.17g",
-		    h->growth, h->ratio);
+	if (h->slices != 0)
+		fprintf(fp, ",\"slice\":%" PRIu32 ",\"slices\":%" PRIu32
+		    ",\"whole_bits\":%" PRIu64, h->slice, h->slices,
+		    h->whole_nblocks * BLOCK_BITS);
+	if (h->mode == MODE_GROW) {
+		fputs(",\"growth\":", fp);
+		print_rate(fp, h->growth);
+		fputs(",\"tightening\":", fp);
+		print_rate(fp, h->ratio);
+	}
 	if (h->mode == MODE_WINDOW) {
 		fprintf(fp, ",\"generations\":%" PRIu32, h->slots);
-		if (h->window_ms != 0)
-			fprintf(fp, ",\"window_seconds\":%.17g",
-			    (double)h->window_ms / 1000.0);
-		else
+		if (h->window_ms != 0) {
+			fputs(",\"window_seconds\":", fp);
+			print_seconds(fp, h->window_ms);
+		} else
 			fputs(",\"window_seconds\":null", fp);
 	}
 	fprintf(fp, ",\"bytes\":%" PRIu64 ",\"bits\":%" PRIu64

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
-# The manual: it lints clean, its SYNOPSIS is the usage message word for
-# word, it describes every option, and make install puts it in place.
+# The manual: it lints clean and renders without warnings in 80 columns,
+# its SYNOPSIS is the usage message word for word, it describes every
+# command, option and message, and make install puts it in place.
 
 load helpers
 
@@ -28,10 +29,43 @@ usage_text() {
 	bloom 2>&1 | sed -n '/^usage:/,$p' | sed 's/^usage://'
 }
 
+# Prints the lines of standard input longer than 80 characters, counting a
+# UTF-8 character as one: its continuation bytes are not counted.
+wider_than_80() {
+	LC_ALL=C awk '{ s = $0; gsub(/[\200-\277]/, "", s) }
+		length(s) > 80'
+}
+
 @test "man: mandoc -Tlint -Wwarning finds nothing" {
 	run mandoc -Tlint -Wwarning "$root/man/bloom.1"
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
+}
+
+@test "man: groff -mdoc -ww renders it without a warning" {
+	command -v groff >/dev/null ||
+		skip "groff is not installed (apt-get install groff; CI installs it)"
+	run groff -mdoc -Tutf8 -ww -z "$root/man/bloom.1"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+}
+
+@test "man: no line is wider than 80 columns, under groff or mandoc" {
+	# mandoc's and groff's default widths, 78, are what man(1) uses on a
+	# terminal of 80 columns or more (MANWIDTH=80 man ./man/bloom.1).
+	wide=$(mandoc -Tutf8 "$root/man/bloom.1" | col -bx | wider_than_80)
+	if [ -n "$wide" ]; then
+		printf 'mandoc, over 80 columns:\n%s\n' "$wide" >&2
+		return 1
+	fi
+	command -v groff >/dev/null ||
+		skip "groff is not installed (apt-get install groff; CI installs it)"
+	# -P-cbou: plain characters, no escape sequences or overstriking.
+	wide=$(groff -mdoc -Tutf8 -P-cbou "$root/man/bloom.1" | wider_than_80)
+	if [ -n "$wide" ]; then
+		printf 'groff, over 80 columns:\n%s\n' "$wide" >&2
+		return 1
+	fi
 }
 
 @test "man: bloom without arguments fails with the usage message" {
@@ -44,7 +78,8 @@ usage_text() {
 @test "man: SYNOPSIS has the words of the usage message, line for line" {
 	want=$(usage_text | one_line_per_command)
 	got=$(man_section SYNOPSIS | one_line_per_command)
-	[ "$(printf '%s\n' "$want" | wc -l)" -eq 6 ]
+	# create, add, check, stats, rotate, help, --version at least.
+	[ "$(printf '%s\n' "$want" | wc -l)" -ge 7 ]
 	if [ "$got" != "$want" ]; then
 		diff <(printf '%s\n' "$want") <(printf '%s\n' "$got") >&2
 		return 1
@@ -60,11 +95,12 @@ usage_text() {
 		awk '/^--/ { print; next }
 		    { for (i = 2; i <= length($0); i++)
 			    print "-" substr($0, i, 1) }' | sort -u)
-	[ "$(printf '%s\n' "$opts" | wc -l)" -ge 14 ]
+	[ "$(printf '%s\n' "$opts" | wc -l)" -ge 18 ]
 	missing=""
 	# An entry is a line that starts with the option, or with "-N, ".
 	for opt in $(printf '%s\n' $opts --new -N -z --sync -c -q -v --json \
-	    -f -k -n -p -s --seed --version | sort -u); do
+	    -f -k -n -p -s --grow --growth --generations --window --seed \
+	    --version | sort -u); do
 		printf '%s\n' "$desc" |
 			grep -qE -- "^[[:space:]]*(-[[:alnum:]], )?$opt([[:space:],]|\$)" ||
 			missing="$missing $opt"
@@ -78,16 +114,44 @@ usage_text() {
 	fi
 }
 
+@test "man: DESCRIPTION has an entry for every command of the usage" {
+	desc=$(man_section DESCRIPTION)
+	# The first two words of each command's synopsis: "create [-f]".
+	heads=$(usage_text | one_line_per_command |
+		awk '$2 !~ /^-/ { print $2 " " $3 }')
+	[ "$(printf '%s\n' "$heads" | wc -l)" -ge 6 ]
+	missing=""
+	# An entry is a line that starts with them.
+	while IFS= read -r head; do
+		printf '%s\n' "$desc" | awk -v head="$head" '
+			{ sub(/^[ \t]+/, "") }
+			index($0, head) == 1 { found = 1 }
+			END { exit !found }' ||
+			missing="$missing '$head'"
+	done <<EOF
+$heads
+EOF
+	if [ -n "$missing" ]; then
+		echo "no entry in DESCRIPTION:$missing" >&2
+		return 1
+	fi
+}
+
 @test "man: DIAGNOSTICS has every message of bloom_strerror" {
 	diag=$(man_section DIAGNOSTICS | tr -s ' \t\n' '   ')
-	msgs=$(sed -n '/^bloom_strerror(/,/^}/p' "$root/bloom.c" |
-		grep -o 'return "[^"]*"' | sed 's/^return "//; s/"$//' |
+	# The messages, with string literals continued on the next line
+	# joined: return "a " "b"; is "a b".
+	msgs=$(sed -n '/^bloom_strerror(/,/^}/p' "$root/format.c" |
+		tr '\n' ' ' | grep -o 'return "[^;]*;' |
+		sed 's/"[[:space:]]*"//g; s/^return "//; s/";$//' |
 		grep -vx -e success -e 'unknown error')
-	[ "$(printf '%s\n' "$msgs" | wc -l)" -ge 15 ]
+	[ "$(printf '%s\n' "$msgs" | wc -l)" -ge 30 ]
 	missing=""
 	while IFS= read -r msg; do
 		case $diag in
 		*"bloom: filter: $msg"*) ;;
+		# Some come after what was being done: "cannot ...: msg".
+		*"bloom: "*": $msg"*) ;;
 		*) missing="$missing '$msg'" ;;
 		esac
 	done <<EOF
