@@ -58,6 +58,10 @@ void segments_count(struct bloom *b, unsigned i, uint64_t fresh);
  * BLOOM_OK or a status. */
 int segments_grow_to(struct bloom *b, unsigned count);
 
+/* Raises segment i's inserted counter to at least count, noting
+ * BLOOM_EV_FULL as segments_count does. */
+void segments_raise(struct bloom *b, unsigned i, uint64_t count);
+
 /* Starts a new generation of a window now.  Returns BLOOM_OK or a
  * status. */
 int segments_rotate(struct bloom *b);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
-# Tests of `bloom add`: where the lines come from, what --new writes, the
-# filter it creates when none exists, and how it fails.
+# Tests of `bloom add`: where the lines come from, what --new writes, what
+# it says when it takes a fixed filter past its capacity, the filter it
+# creates when none exists, and how it fails.
 
 bats_require_minimum_version 1.5.0
 load helpers
@@ -64,7 +65,49 @@ load helpers
 	[ "$(stats_field inserted f.bf)" = 319 ]
 }
 
-@test "add creates a missing filter with the defaults and says so once" {
+# The one line an add says when it takes f.bf, made for 1000 items at 0.01,
+# past its capacity; the rate in it is BASH_REMATCH[1].
+past_capacity='^bloom: f\.bf: warning: past its capacity of 1000 items; estimated false-positive rate now (0\.[0-9]+) \(target 0\.01\); a filter made with --grow grows instead$'
+
+@test "add says once, on stderr, that it took a fixed filter past its capacity" {
+	bloom create --seed 42 -n 1000 -p 0.01 f.bf
+	keys 1000 >first
+	keys 1100 | tail -n 99 >more
+	keys 1200 | tail -n 100 >most
+	# Exactly at capacity: silent.  Each of the 1000 keys set a bit.
+	row 0 '' '' add f.bf first
+	[ "$(stats_field inserted f.bf)" = 1000 ]
+	# The 1001st key takes it past: one line with the rate, the key still
+	# written by --new, and status 0.
+	run -0 --separate-stderr bloom add --new f.bf < <(echo key-1001)
+	[ "$output" = key-1001 ]
+	echo "stderr: $stderr"
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ $stderr =~ $past_capacity ]]
+	[ "$(stats_field inserted f.bf)" = 1001 ]
+	# Past it already: more adds, with --new or not, say nothing more.
+	run -0 --separate-stderr bloom add --new f.bf more
+	[ "$stderr" = "" ]
+	[ "${#lines[@]}" -ge 95 ]
+	row 0 '' '' add f.bf most
+	[ "$(stats_field inserted f.bf)" -gt 1150 ]
+}
+
+@test "add past capacity within one input warns once, with the rate it reached" {
+	bloom create --seed 42 -n 1000 -p 0.01 f.bf
+	keys 2000 >in
+	# A file under 1 MiB is read as one group: the rate is that of all
+	# the keys that went in, about twice the capacity.
+	run -0 --separate-stderr bloom add -N f.bf in
+	[ "${#lines[@]}" -eq "$(stats_field inserted f.bf)" ]
+	echo "stderr: $stderr"
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ $stderr =~ $past_capacity ]]
+	python3 -c "assert 0.1 < ${BASH_REMATCH[1]} < 0.2, ${BASH_REMATCH[1]}"
+	row 0 '' '' add -N f.bf in
+}
+
+@test "add creates a missing filter, growable, with the defaults and says so once" {
 	local bytes
 
 	keys 3 >in
@@ -72,23 +115,64 @@ load helpers
 	[ "$output" = "" ]
 	[ "${#stderr_lines[@]}" -eq 1 ]
 	[ -f new.bf ]
+	[ "$(stats_field mode new.bf)" = grow ]
 	[ "$(stats_field capacity new.bf)" = 1000000 ]
 	[ "$(stats_field target_fpr new.bf)" = 0.01 ]
+	[ "$(stats_field segments new.bf)" = 1 ]
 	[ "$(stats_field inserted new.bf)" = 3 ]
 	bytes=$(stats_field bytes new.bf)
 	[ "$bytes" -eq "$(wc -c <new.bf)" ]
-	[ "$stderr" = "bloom: new.bf: created for 1000000 items at fpr 0.01 ($bytes bytes)" ]
+	[ "$stderr" = "bloom: new.bf: created growable, for 1000000 items at first, at fpr 0.01 ($bytes bytes)" ]
 	# The keys are in it, and a second add finds the filter and is silent.
 	row 0 $'key-1\nkey-2\nkey-3' '' check new.bf in
 	row 0 '' '' add new.bf in
 }
 
 @test "add --new to a missing filter writes every line once" {
+	local bytes
+
 	printf 'a\nb\na\n' >in
 	run -0 --separate-stderr bloom add --new new.bf in
 	[ "$output" = $'a\nb' ]
-	[ "${#stderr_lines[@]}" -eq 1 ]
-	[ "${stderr_lines[0]%% created for *}" = "bloom: new.bf:" ]
+	bytes=$(wc -c <new.bf)
+	[ "$stderr" = "bloom: new.bf: created growable, for 1000000 items at first, at fpr 0.01 ($bytes bytes)" ]
+	[ "$(stats_field mode new.bf)" = grow ]
+}
+
+@test "add --new to a missing filter grows with 3 M distinct lines and keeps 99 % of them" {
+	local bytes
+
+	# The size it says is that of the filter as created, before it grew:
+	# the size of one created from no lines.
+	bloom add g.bf </dev/null 2>/dev/null
+	bytes=$(wc -c <g.bf)
+	run -0 --separate-stderr bash -c \
+	    'seq 3000000 | bloom add --new f.bf >out; echo "status ${PIPESTATUS[1]}" >&2'
+	[ "$(wc -c <f.bf)" -gt "$bytes" ]
+	[ "$stderr" = "bloom: f.bf: created growable, for 1000000 items at first, at fpr 0.01 ($bytes bytes)
+status 0" ]
+	# What it prints is a subsequence of the input, in order, and all but
+	# at most 1 % of it: every line is new, only a false positive is kept.
+	[ "$(wc -l <out)" -ge 2970000 ]
+	[ "$(sort -un out | wc -l)" -eq "$(wc -l <out)" ]
+	sort -c -n out
+	[ "$(head -n 1 out)" -ge 1 ]
+	[ "$(tail -n 1 out)" -le 3000000 ]
+	[ "$(stats_field mode f.bf)" = grow ]
+	bloom stats --json f.bf >stats.json
+	python3 -c '
+import json
+d = json.load(open("stats.json"))
+assert d["mode"] == "grow", d["mode"]
+assert len(d["segments"]) > 1, len(d["segments"])
+assert all(s["live"] for s in d["segments"])
+assert d["segments"][0]["capacity"] == 1000000
+assert sum(s["inserted"] for s in d["segments"]) == d["inserted"]
+assert d["inserted"] == '"$(wc -l <out)"', d["inserted"]
+assert d["over_capacity"] is False
+'
+	# Every line printed is in the filter now: no false negative.
+	row 1 0 '' check -v -c f.bf out
 }
 
 @test "add reports a missing input file, adds the others and exits 2" {
@@ -177,21 +261,21 @@ $synopsis" add -zxN f.bf </dev/null
 # opened in its place: what goes to that stream would go into the filter.
 @test "add with standard output closed fails and leaves the filter whole" {
 	bloom create --seed 1 -n 1000 -p 0.001 f.bf
-	head -c 64 f.bf >header
+	head -c 136 f.bf >header
 	printf 'hello\n' >in
 	run -2 --separate-stderr bash -c 'bloom add -N f.bf in >&-'
 	[ "$stderr" = "bloom: write error: Bad file descriptor" ]
-	cmp -n 64 f.bf header
+	cmp -n 136 f.bf header
 	row 0 hello '' check f.bf in
 }
 
 @test "add with standard error closed leaves the filter whole" {
 	bloom create --seed 1 -n 1000 -p 0.001 f.bf
-	head -c 64 f.bf >header
+	head -c 136 f.bf >header
 	printf 'hello\n' >in
 	run -2 bash -c 'bloom add f.bf in nofile 2>&-'
 	[ "$output" = "" ]
-	cmp -n 64 f.bf header
+	cmp -n 136 f.bf header
 	row 0 hello '' check f.bf in
 }
 

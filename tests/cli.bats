@@ -7,10 +7,16 @@ load helpers
 
 # The SYNOPSIS of bloom(1), as usage() prints it.
 usage='usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
-                    [--seed n] filter
+                    [--slices n] [--grow [--growth factor]]
+                    [--generations count [--window duration]] [--seed n]
+                    filter
+       bloom create --like template [-f] [--slice i/n] filter
        bloom add [-Nz] [--sync] filter [file ...]
        bloom check [-cqvz] filter [file ...]
        bloom stats [--json] filter
+       bloom rotate filter
+       bloom merge filter source ...
+       bloom route [-z] [-o prefix] [--slices n] filter [file ...]
        bloom help [command]
        bloom --version'
 
@@ -32,12 +38,17 @@ first_line() {
 @test "bloom --help writes the usage and the help of every command" {
 	run -0 --separate-stderr bloom --help
 	[ "$stderr" = "" ]
-	[ "$(printf '%s\n' "${lines[@]:0:7}")" = "$usage" ]
+	[ "$(printf '%s\n' "${lines[@]:0:13}")" = "$usage" ]
 	# Then a blank line and the description, and each command's help.
 	[ "${output:${#usage}:2}" = $'\n\n' ]
-	[ "${lines[7]}" = "A Bloom filter in a file: add lines, then ask whether a line was seen." ]
-	[[ $output == *$'\nadd: Add lines to the filter, creating it with the defaults if missing.\n'* ]]
+	[ "${lines[13]}" = "A Bloom filter in a file: add lines, then ask whether a line was seen." ]
+	[[ $output == *$'\ncreate: Create an empty filter file sized for the given capacity and false-\n'* ]]
+	[[ $output == *$'\nadd: Add lines to the filter.  A missing filter is created growable, for\n'* ]]
 	[[ $output == *$'\ncheck: Write the lines that may be in the filter.\n'* ]]
+	[[ $output == *$'\nstats: Describe the filter: size, fill, estimated items and error rate, and\n'* ]]
+	[[ $output == *$'\nrotate: Start a new generation of a filter made with --generations, now:\n'* ]]
+	[[ $output == *$'\nmerge: OR each source into filter, in place: filter then holds the union of\n'* ]]
+	[[ $output == *$'\nroute: Split lines by the slice of filter that holds them: each line is\n'* ]]
 }
 
 @test "bloom help and bloom -h are bloom --help" {
@@ -60,6 +71,12 @@ first_line() {
 	first_line 0 'usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]' create --help
 	first_line 0 'usage: bloom stats [--json] filter'                      help stats
 	first_line 0 'usage: bloom stats [--json] filter'                      stats --help
+	first_line 0 'usage: bloom rotate filter'                              help rotate
+	first_line 0 'usage: bloom rotate filter'                              rotate --help
+	first_line 0 'usage: bloom merge filter source ...'                    help merge
+	first_line 0 'usage: bloom merge filter source ...'                    merge --help
+	first_line 0 'usage: bloom route [-z] [-o prefix] [--slices n] filter [file ...]' help route
+	first_line 0 'usage: bloom route [-z] [-o prefix] [--slices n] filter [file ...]' route --help
 	first_line 0 'usage: bloom help [command]'                             help help
 }
 
@@ -67,16 +84,28 @@ first_line() {
 	run -0 bloom help add
 	[ "$output" = 'usage: bloom add [-Nz] [--sync] filter [file ...]
 
-Add lines to the filter, creating it with the defaults if missing.
+Add lines to the filter.  A missing filter is created growable, for
+1000000 lines at first and a rate of 0.01.
   -N, --new    write the lines that were not yet in the filter
   -z           lines end with NUL, not newline
   --sync       write the filter to stable storage before exiting' ]
 	[ "$output" = "$(bloom add --help)" ]
 	run -0 bloom help create
-	[ "${lines[1]}" = '                    [--seed n] filter' ]
+	[ "${lines[1]}" = '                    [--slices n] [--grow [--growth factor]]' ]
+	[ "${lines[2]}" = '                    [--generations count [--window duration]] [--seed n]' ]
+	[ "${lines[3]}" = '                    filter' ]
+	[ "${lines[4]}" = '       bloom create --like template [-f] [--slice i/n] filter' ]
 	[ "$output" = "$(bloom create --help)" ]
 	[ "$(bloom help check)" = "$(bloom check --help)" ]
 	[ "$(bloom help stats)" = "$(bloom stats --help)" ]
+	run -0 bloom help rotate
+	[ "$output" = 'usage: bloom rotate filter
+
+Start a new generation of a filter made with --generations, now:
+the oldest generation is forgotten.' ]
+	[ "$output" = "$(bloom rotate --help)" ]
+	[ "$(bloom help merge)" = "$(bloom merge --help)" ]
+	[ "$(bloom help route)" = "$(bloom route --help)" ]
 }
 
 @test "bloom help of an unknown command exits 2 with the usage" {
@@ -115,11 +144,29 @@ $usage" ]
 	[ ! -e nosuch ]
 }
 
+@test "rotate: usage errors exit 2 with the message and its synopsis" {
+	local synopsis='usage: bloom rotate filter'
+
+	row 2 '' "bloom: rotate: no filter named
+$synopsis" rotate
+	row 2 '' "bloom: rotate: one filter at a time
+$synopsis" rotate a.bf b.bf
+	row 2 '' "bloom: rotate: unknown option '-x'
+$synopsis" rotate -x a.bf
+	row 2 '' "bloom: rotate: unknown option '--bogus'
+$synopsis" rotate --bogus a.bf
+	# rotate never creates a filter.
+	row 2 '' 'bloom: nope.bf: No such file or directory' rotate nope.bf
+	[ ! -e nope.bf ]
+	[ ! -e a.bf ]
+}
+
 @test "help and version to a full device exit 2 with a write error" {
 	local args
 
 	for args in '--help' 'help' 'help add' 'add --help' 'check --help' \
-	    'create --help' 'stats --help' '--version'; do
+	    'create --help' 'stats --help' 'rotate --help' 'help rotate' \
+	    'merge --help' 'route --help' '--version'; do
 		run -2 --separate-stderr bash -c "bloom $args >/dev/full"
 		echo "bloom $args: status $status, stderr '$stderr'"
 		[ "$output" = "" ]

@@ -7,7 +7,10 @@ bats_require_minimum_version 1.5.0
 load helpers
 
 usage='usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
-                    [--seed n] filter'
+                    [--slices n] [--grow [--growth factor]]
+                    [--generations count [--window duration]] [--seed n]
+                    filter
+       bloom create --like template [-f] [--slice i/n] filter'
 
 # Lists the files of the test's directory but bats' own (run
 # --separate-stderr keeps its stderr there).
@@ -26,7 +29,7 @@ sizing() {
 
 # creates SIZING ARGS...: bloom create --seed 7 ARGS... f.bf succeeds
 # silently, and the stats of f.bf give SIZING; the file is exactly as large
-# as its stats say.
+# as its stats say: a 4096-byte header page, then the bit array.
 creates() {
 	local want=$1 got
 
@@ -38,6 +41,11 @@ creates() {
 	got=$(sizing f.bf)
 	[ "$got" = "$want" ] || { echo "got  $got"; echo "want $want"; return 1; }
 	[ "bytes=$(stat -c %s f.bf)" = "${got%% *}" ]
+	local bits=${got#* bits=}
+	bits=${bits%% *}
+	[ "$(stat -c %s f.bf)" -eq $((4096 + bits / 8)) ]
+	[ "$(stats_field mode f.bf)" = fixed ]
+	[ "$(stats_field segments f.bf)" = 1 ]
 }
 
 # usage_fails MESSAGE ARGS...: bloom create ARGS... exits 2 with
@@ -66,10 +74,12 @@ $usage" ] || { echo "stderr: $stderr"; return 1; }
 	[ "$status" -eq 0 ]
 	[ "$stderr" = "" ]
 	[ "$output" = "file: f.bf
+format: 2
 layout: blocked512 (512-bit blocks)
 hash: xxh3-64
-bytes: 1237120
-bits: 9895936
+mode: fixed
+bytes: 1243904
+bits: 9918464
 hashes: 6
 seed: 42
 capacity: 1000000
@@ -78,76 +88,77 @@ inserted: 0
 bits_set: 0
 fill: 0.000000
 estimated_items: 0
-estimated_fpr: 0" ]
+estimated_fpr: 0
+segments: 1" ]
 }
 
 @test "create -n 1000: the default fpr" {
-	creates 'bytes=1408 bits=10240 hashes=7 capacity=1000 target_fpr=0.01' \
+	creates 'bytes=5376 bits=10240 hashes=7 capacity=1000 target_fpr=0.01' \
 	    -n 1000
 }
 
 @test "create -p 0.001: the default capacity" {
-	creates 'bytes=1936192 bits=15488512 hashes=9 capacity=1000000 target_fpr=0.001' \
+	creates 'bytes=1947328 bits=15545856 hashes=9 capacity=1000000 target_fpr=0.001' \
 	    -p 0.001
 }
 
 @test "create -n 1000 -p 0.01" {
-	creates 'bytes=1408 bits=10240 hashes=7 capacity=1000 target_fpr=0.01' \
+	creates 'bytes=5376 bits=10240 hashes=7 capacity=1000 target_fpr=0.01' \
 	    -n 1000 -p 0.01
 }
 
 @test "create -k 3 keeps 3 hashes and grows the array to meet the rate" {
-	creates 'bytes=1728 bits=12800 hashes=3 capacity=1000 target_fpr=0.01' \
+	creates 'bytes=5696 bits=12800 hashes=3 capacity=1000 target_fpr=0.01' \
 	    -n 1000 -p 0.01 -k 3
 }
 
 @test "create -k 32, the most hashes" {
-	creates 'bytes=2368 bits=17920 hashes=32 capacity=1000 target_fpr=0.01' \
+	creates 'bytes=6400 bits=18432 hashes=32 capacity=1000 target_fpr=0.01' \
 	    -n 1000 -p 0.01 -k 32
 }
 
 @test "create -k 1, the fewest hashes" {
-	creates 'bytes=12437568 bits=99499520 hashes=1 capacity=1000000 target_fpr=0.01' \
+	creates 'bytes=12441536 bits=99499520 hashes=1 capacity=1000000 target_fpr=0.01' \
 	    -k 1
 }
 
 @test "create -s 1M: the array is 1 MiB, capacity derived at the default fpr" {
-	creates 'bytes=1048704 bits=8388608 hashes=6 capacity=847685 target_fpr=0.01' \
+	creates 'bytes=1052672 bits=8388608 hashes=6 capacity=845797 target_fpr=0.01' \
 	    -s 1M
 }
 
 @test "create -s 1m: suffixes are case-insensitive" {
-	creates 'bytes=1048704 bits=8388608 hashes=6 capacity=847685 target_fpr=0.01' \
+	creates 'bytes=1052672 bits=8388608 hashes=6 capacity=845797 target_fpr=0.01' \
 	    -s 1m
 }
 
 @test "create -s 1K" {
-	creates 'bytes=1152 bits=8192 hashes=6 capacity=827 target_fpr=0.01' \
+	creates 'bytes=5120 bits=8192 hashes=6 capacity=825 target_fpr=0.01' \
 	    -s 1K
 }
 
 @test "create -s 64k" {
-	creates 'bytes=65664 bits=524288 hashes=6 capacity=52980 target_fpr=0.01' \
+	creates 'bytes=69632 bits=524288 hashes=6 capacity=52862 target_fpr=0.01' \
 	    -s 64k
 }
 
 @test "create -s 1000: rounded down to 960 bytes, 15 whole blocks" {
-	creates 'bytes=1088 bits=7680 hashes=6 capacity=776 target_fpr=0.01' \
+	creates 'bytes=5056 bits=7680 hashes=6 capacity=774 target_fpr=0.01' \
 	    -s 1000
 }
 
 @test "create -s 64: one block, the smallest filter" {
-	creates 'bytes=192 bits=512 hashes=6 capacity=51 target_fpr=0.01' \
+	creates 'bytes=4160 bits=512 hashes=6 capacity=51 target_fpr=0.01' \
 	    -s 64
 }
 
 @test "create -s 127: rounded down to one block" {
-	creates 'bytes=192 bits=512 hashes=6 capacity=51 target_fpr=0.01' \
+	creates 'bytes=4160 bits=512 hashes=6 capacity=51 target_fpr=0.01' \
 	    -s 127
 }
 
 @test "create -s 128: two blocks" {
-	creates 'bytes=256 bits=1024 hashes=6 capacity=103 target_fpr=0.01' \
+	creates 'bytes=4224 bits=1024 hashes=6 capacity=103 target_fpr=0.01' \
 	    -s 128
 }
 
@@ -170,17 +181,17 @@ estimated_fpr: 0" ]
 }
 
 @test "create -s 1M -n 100000: the fpr is derived" {
-	creates 'bytes=1048704 bits=8388608 hashes=23 capacity=100000 target_fpr=5.5522e-10' \
+	creates 'bytes=1052672 bits=8388608 hashes=22 capacity=100000 target_fpr=6.372248770362543e-10' \
 	    -s 1M -n 100000
 }
 
 @test "create -s 64K -n 10000 -k 4: the fpr is derived for 4 hashes" {
-	creates 'bytes=65664 bits=524288 hashes=4 capacity=10000 target_fpr=4.6792e-05' \
+	creates 'bytes=69632 bits=524288 hashes=4 capacity=10000 target_fpr=4.704065833587459e-05' \
 	    -s 64K -n 10000 -k 4
 }
 
 @test "create -s 1M -p 0.001: the capacity is derived" {
-	creates 'bytes=1048704 bits=8388608 hashes=9 capacity=541607 target_fpr=0.001' \
+	creates 'bytes=1052672 bits=8388608 hashes=9 capacity=539616 target_fpr=0.001' \
 	    -s 1M -p 0.001
 }
 
@@ -188,49 +199,219 @@ estimated_fpr: 0" ]
 	usage_fails 'give at most two of -n, -p and -s' -n 1000 -p 0.01 -s 1M f.bf
 }
 
+# ---- Growable and windowed filters: status 0, and the segments made.
+
+# Prints header bytes 88 to 95 of FILE, the offset of its first segment.
+data_offset() {
+	od -An -tu8 -j 88 -N 8 "$1" | tr -d ' '
+}
+
+# segments_are FILE PYTHON-LIST: the segments of FILE, each as (live, bits,
+# hashes, capacity, target_fpr), are those of the list (the rates to 12
+# digits).
+segments_are() {
+	bloom stats --json "$1" >stats.json
+	python3 -c '
+import json, math
+d = json.load(open("stats.json"))
+got = [(s["live"], s["bits"], s["hashes"], s["capacity"], s["target_fpr"])
+    for s in d["segments"]]
+want = '"$2"'
+assert len(got) == len(want) and all(g[:4] == w[:4] and
+    math.isclose(g[4], w[4], rel_tol=1e-12) for g, w in zip(got, want)), \
+    "got %r\nwant %r" % (got, want)
+'
+}
+
+@test "create --grow: one segment for -n, at the part of -p that leaves room to grow" {
+	run --separate-stderr bloom create --seed 7 --grow -n 1000 f.bf
+	[ "$status" -eq 0 ]
+	[ "$output" = "" ]
+	[ "$stderr" = "" ]
+	run -0 --separate-stderr bloom stats f.bf
+	[ "$stderr" = "" ]
+	# 0.01 (1 - 0.8): the segments' rates 0.002, 0.0016, ... sum to 0.01.
+	[ "${output%  *}" = "file: f.bf
+format: 2
+layout: blocked512 (512-bit blocks)
+hash: xxh3-64
+mode: grow
+growth: 2
+tightening: 0.8
+bytes: 9920
+bits: 13824
+hashes: 8
+seed: 7
+capacity: 1000
+target_fpr: 0.01
+inserted: 0
+bits_set: 0
+fill: 0.000000
+estimated_items: 0
+estimated_fpr: 0
+segments: 1
+   # live           bits hashes     capacity target_fpr     inserted       bits_set    est_items  created
+   0  yes          13824      8         1000      0.002            0              0            0" ]
+	# Made this second, or the one before.
+	[[ ${output##*  } == 20[0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-5][0-9]Z ]]
+	[ "$(date -u -d "${output##*  }" +%s)" -le "$(stat -c %Y f.bf)" ]
+	[ "$(date -u -d "${output##*  }" +%s)" -ge $(($(stat -c %Y f.bf) - 1)) ]
+	# The table of 64 entries ends past the first page: the segment
+	# starts on the third.
+	[ "$(od -An -tu4 -j 36 -N 4 f.bf | tr -d ' ')" -eq 64 ]
+	[ "$(data_offset f.bf)" -eq 8192 ]
+	[ "$(stat -c %s f.bf)" -eq $((8192 + 13824 / 8)) ]
+	segments_are f.bf '[(True, 13824, 8, 1000, 0.01 * (1 - 0.8))]'
+	# The rates in full, with the fewest digits that read back the same.
+	bloom stats --json f.bf >stats.json
+	grep -q '"growth":2,"tightening":0.8,' stats.json
+	grep -q '"target_fpr":0.01,' stats.json
+	grep -q '"target_fpr":0.0019999999999999996,' stats.json
+}
+
+@test "create --grow sizes its first segment as a fixed filter of its capacity and rate" {
+	bloom create --seed 7 --grow -n 1000 -p 0.001 --growth 4 g.bf
+	bloom create --seed 7 -n 1000 -p "$(python3 -c 'print(repr(0.001 * (1 - 0.8)))')" f.bf
+	[ "$(stats_field growth g.bf)" = 4 ]
+	[ "$(stats_field target_fpr g.bf)" = 0.001 ]
+	segments_are g.bf '[(True, 20480, 11, 1000, 0.001 * (1 - 0.8))]'
+	segments_are f.bf '[(True, 20480, 11, 1000, 0.001 * (1 - 0.8))]'
+}
+
+@test "create --grow without -n or -p: 1000000 items at first, at 0.01" {
+	bloom create --seed 7 --grow f.bf
+	[ "$(stats_field mode f.bf)" = grow ]
+	[ "$(stats_field capacity f.bf)" = 1000000 ]
+	[ "$(stats_field target_fpr f.bf)" = 0.01 ]
+	[ "$(stat -c %s f.bf)" -eq $((8192 + 13781504 / 8)) ]
+	segments_are f.bf '[(True, 13781504, 8, 1000000, 0.01 * (1 - 0.8))]'
+}
+
+@test "create --generations 4: four equal generations, the first live, none timed" {
+	local p
+
+	run --separate-stderr bloom create --seed 7 --generations 4 -n 3000 f.bf
+	[ "$status" -eq 0 ]
+	[ "$output" = "" ]
+	[ "$stderr" = "" ]
+	# Each generation holds the lines of a third of the window, at the
+	# rate that makes 0.01 over all four: 1 - 0.99^(1/4).
+	p=$(python3 -c 'print(repr(1 - 0.99 ** 0.25))')
+	segments_are f.bf "[(True, 13312, 8, 1000, $p)] + [(False, 13312, 8, 1000, $p)] * 3"
+	run -0 bloom stats f.bf
+	[ "$(printf '%s\n' "${lines[@]:0:21}")" = "file: f.bf
+format: 2
+layout: blocked512 (512-bit blocks)
+hash: xxh3-64
+mode: window
+generations: 4
+window_seconds: none (rotated by bloom rotate)
+bytes: 18048
+bits: 13312
+hashes: 8
+seed: 7
+capacity: 3000
+target_fpr: 0.01
+inserted: 0
+bits_set: 0
+fill: 0.000000
+estimated_items: 0
+estimated_fpr: 0
+segments: 4
+   # live           bits hashes     capacity target_fpr     inserted       bits_set    est_items  created               expires
+   0  yes          13312      8         1000    0.00251            0              0            0  -                     -" ]
+	[ "${lines[21]}" = "   1   no          13312      8         1000    0.00251            0              0            0  -                     -" ]
+	[ "${#lines[@]}" -eq 24 ]
+	# Each segment on a page of its own; the last one not padded.
+	[ "$(data_offset f.bf)" -eq 4096 ]
+	[ "$(stat -c %s f.bf)" -eq $((4096 + 3 * 4096 + 13312 / 8)) ]
+	# Sized as a fixed filter of the same capacity and rate.
+	bloom create --seed 7 -n 1000 -p 0.0025094300663188952 g.bf
+	segments_are g.bf "[(True, 13312, 8, 1000, $p)]"
+}
+
+@test "create --generations 2 and 64, the fewest and the most" {
+	bloom create --seed 7 --generations 2 -n 1000 -p 0.001 a.bf
+	p=$(python3 -c 'print(repr(1 - 0.999 ** 0.5))')
+	segments_are a.bf "[(True, 17408, 10, 1000, $p), (False, 17408, 10, 1000, $p)]"
+	[ "$(stat -c %s a.bf)" -eq $((4096 + 4096 + 17408 / 8)) ]
+	bloom create --seed 7 --generations 64 -n 1000 b.bf
+	# 1000 / 63 lines a generation, rounded up.
+	p=$(python3 -c 'print(repr(1 - 0.99 ** (1 / 64)))')
+	segments_are b.bf "[(True, 512, 15, 16, $p)] + [(False, 512, 15, 16, $p)] * 63"
+	[ "$(data_offset b.bf)" -eq 8192 ]
+	[ "$(stat -c %s b.bf)" -eq $((8192 + 63 * 4096 + 64)) ]
+}
+
+# window SECONDS DURATION: create --generations 3 --window DURATION makes a
+# filter whose window is SECONDS, and whose first generation, made now, is
+# forgotten 1.5 windows from now.
+window() {
+	local want=$1
+
+	rm -f w.bf
+	run --separate-stderr bloom create --generations 3 --window "$2" w.bf
+	[ "$status" -eq 0 ] || { echo "$2: status $status: $stderr"; return 1; }
+	[ "$(stats_field window_seconds w.bf)" = "$want" ] ||
+		{ echo "$2: window_seconds $(stats_field window_seconds w.bf)"; return 1; }
+	bloom stats --json w.bf >stats.json
+	python3 -c '
+import json, datetime
+d = json.load(open("stats.json"))
+assert d["window_seconds"] == '"$want"', d["window_seconds"]
+s = d["segments"][0]
+t = lambda x: datetime.datetime.strptime(x, "%Y-%m-%dT%H:%M:%SZ")
+assert abs((t(s["expires"]) - t(s["created"])).total_seconds() - 1.5 * '"$want"') <= 1, s
+assert [x["created"] for x in d["segments"][1:]] == [None, None]
+assert [x["expires"] for x in d["segments"][1:]] == [None, None]
+'
+}
+
+@test "create --window takes s, m, h, d and w, and bare seconds" {
+	window 90 90s
+	window 1800 30m
+	window 43200 12h
+	window 604800 7d
+	window 1209600 2w
+	window 90 90
+	window 1 1s
+}
+
 # ---- The seed.
 
 @test "create --seed takes decimal" {
 	bloom create -n 1000 --seed 12345 f.bf
-	run bloom stats f.bf
-	[ "${lines[6]}" = "seed: 12345" ]
+	[ "$(stats_field seed f.bf)" = 12345 ]
 }
 
 @test "create --seed takes 0x hex" {
 	bloom create -n 1000 --seed 0x2A f.bf
-	run bloom stats f.bf
-	[ "${lines[6]}" = "seed: 42" ]
+	[ "$(stats_field seed f.bf)" = 42 ]
 }
 
 @test "create --seed takes 0 and 2^64-1" {
 	bloom create -n 1000 --seed 0 a.bf
 	bloom create -n 1000 --seed=18446744073709551615 b.bf
-	run bloom stats a.bf
-	[ "${lines[6]}" = "seed: 0" ]
-	run bloom stats b.bf
-	[ "${lines[6]}" = "seed: 18446744073709551615" ]
+	[ "$(stats_field seed a.bf)" = 0 ]
+	[ "$(stats_field seed b.bf)" = 18446744073709551615 ]
 }
 
 @test "create --seed with a leading zero is still decimal" {
 	# The seed is decimal or 0x hex; 010 is ten, not octal eight, and 09 is
 	# nine, not an error.
 	bloom create -n 1000 --seed 010 a.bf
-	run bloom stats a.bf
-	[ "${lines[6]}" = "seed: 10" ]
+	[ "$(stats_field seed a.bf)" = 10 ]
 	run --separate-stderr bloom create -n 1000 --seed 09 b.bf
 	[ "$status" -eq 0 ]
-	run bloom stats b.bf
-	[ "${lines[6]}" = "seed: 9" ]
+	[ "$(stats_field seed b.bf)" = 9 ]
 }
 
 @test "create without --seed draws a random seed" {
 	bloom create -n 1000 a.bf
 	bloom create -n 1000 b.bf
-	run bloom stats a.bf
-	seed_a=${lines[6]}
-	run bloom stats b.bf
-	[[ $seed_a == "seed: "[0-9]* ]]
-	[ "${lines[6]}" != "$seed_a" ]
+	seed_a=$(stats_field seed a.bf)
+	[[ $seed_a == [0-9]* ]]
+	[ "$(stats_field seed b.bf)" != "$seed_a" ]
 }
 
 # ---- Replacing, refusing, allocation and mode.
@@ -262,11 +443,10 @@ estimated_fpr: 0" ]
 	[ "$status" -eq 0 ]
 	[ "$output" = "" ]
 	[ "$stderr" = "" ]
-	run bloom stats f.bf
-	[ "${lines[6]}" = "seed: 2" ]
-	[ "${lines[7]}" = "capacity: 2000" ]
-	[ "${lines[9]}" = "inserted: 0" ]
-	[ "${lines[10]}" = "bits_set: 0" ]
+	[ "$(stats_field seed f.bf)" = 2 ]
+	[ "$(stats_field capacity f.bf)" = 2000 ]
+	[ "$(stats_field inserted f.bf)" = 0 ]
+	[ "$(stats_field bits_set f.bf)" = 0 ]
 	[ "$(entries)" = "f.bf" ]
 }
 
@@ -274,22 +454,22 @@ estimated_fpr: 0" ]
 	run --separate-stderr bloom create -f -n 1000 --seed 1 f.bf
 	[ "$status" -eq 0 ]
 	[ "$stderr" = "" ]
-	[ "$(sizing f.bf)" = "bytes=1408 bits=10240 hashes=7 capacity=1000 target_fpr=0.01" ]
+	[ "$(sizing f.bf)" = "bytes=5376 bits=10240 hashes=7 capacity=1000 target_fpr=0.01" ]
 }
 
-@test "create writes a file of exactly 128 + bits/8 bytes, fully allocated" {
+@test "create writes a file of exactly 4096 + bits/8 bytes, fully allocated" {
 	bloom create --seed 1 f.bf
-	[ "$(stat -c %s f.bf)" -eq $((128 + 9895936 / 8)) ]
+	[ "$(stat -c %s f.bf)" -eq $((4096 + 9918464 / 8)) ]
 	# Not sparse: the blocks on disk cover every byte.
-	[ "$(($(stat -c %b f.bf) * $(stat -c %B f.bf)))" -ge 1237120 ]
-	[ "$(du --block-size=1 f.bf | cut -f1)" -ge 1237120 ]
+	[ "$(($(stat -c %b f.bf) * $(stat -c %B f.bf)))" -ge 1243904 ]
+	[ "$(du --block-size=1 f.bf | cut -f1)" -ge 1243904 ]
 }
 
 @test "create -f writes a fully allocated file too" {
 	bloom create -n 10 --seed 1 f.bf
 	bloom create -f -s 1M --seed 1 f.bf
-	[ "$(stat -c %s f.bf)" -eq 1048704 ]
-	[ "$(($(stat -c %b f.bf) * $(stat -c %B f.bf)))" -ge 1048704 ]
+	[ "$(stat -c %s f.bf)" -eq $((4096 + 1048576)) ]
+	[ "$(($(stat -c %b f.bf) * $(stat -c %B f.bf)))" -ge 1052672 ]
 }
 
 @test "create makes the file with mode 666 less the umask" {
@@ -378,7 +558,7 @@ estimated_fpr: 0" ]
 }
 
 @test "create -s 64 -n 150 accepts a derived fpr of 0.197" {
-	creates 'bytes=192 bits=512 hashes=2 capacity=150 target_fpr=0.197045' \
+	creates 'bytes=4160 bits=512 hashes=2 capacity=150 target_fpr=0.1971718855019716' \
 	    -s 64 -n 150
 }
 
@@ -423,6 +603,35 @@ estimated_fpr: 0" ]
 @test "create --seed 0x"	{ usage_fails "--seed takes a 64-bit number, not '0x'" --seed 0x f.bf; }
 @test "create --seed 0x 2^64"	{ usage_fails "--seed takes a 64-bit number, not '0x10000000000000000'" --seed 0x10000000000000000 f.bf; }
 @test "create --seed abc"	{ usage_fails "--seed takes a 64-bit number, not 'abc'" --seed abc f.bf; }
+@test "create --growth 1.2"	{ usage_fails "--growth takes a factor from 1.25 to 16, not '1.2'" --grow --growth 1.2 f.bf; }
+@test "create --growth 16.01"	{ usage_fails "--growth takes a factor from 1.25 to 16, not '16.01'" --grow --growth 16.01 f.bf; }
+@test "create --growth nan"	{ usage_fails "--growth takes a factor from 1.25 to 16, not 'nan'" --grow --growth nan f.bf; }
+@test "create --growth 2x"	{ usage_fails "--growth takes a factor from 1.25 to 16, not '2x'" --grow --growth 2x f.bf; }
+@test "create --growth ''"	{ usage_fails "--growth takes a factor from 1.25 to 16, not ''" --grow --growth '' f.bf; }
+@test "create --growth without --grow" { usage_fails "--growth needs --grow" --growth 2 f.bf; }
+@test "create --generations 1"	{ usage_fails "--generations takes a count from 2 to 64, not '1'" --generations 1 f.bf; }
+@test "create --generations 65"	{ usage_fails "--generations takes a count from 2 to 64, not '65'" --generations 65 f.bf; }
+@test "create --generations x"	{ usage_fails "--generations takes a count from 2 to 64, not 'x'" --generations x f.bf; }
+@test "create --generations +3"	{ usage_fails "--generations takes a count from 2 to 64, not '+3'" --generations +3 f.bf; }
+@test "create --window 0s"	{ usage_fails "--window takes a duration such as 90s, 30m, 12h, 7d or 2w, not '0s'" --generations 3 --window 0s f.bf; }
+@test "create --window 1.5h"	{ usage_fails "--window takes a duration such as 90s, 30m, 12h, 7d or 2w, not '1.5h'" --generations 3 --window 1.5h f.bf; }
+@test "create --window 5y"	{ usage_fails "--window takes a duration such as 90s, 30m, 12h, 7d or 2w, not '5y'" --generations 3 --window 5y f.bf; }
+@test "create --window 1W"	{ usage_fails "--window takes a duration such as 90s, 30m, 12h, 7d or 2w, not '1W'" --generations 3 --window 1W f.bf; }
+@test "create --window 5ss"	{ usage_fails "--window takes a duration such as 90s, 30m, 12h, 7d or 2w, not '5ss'" --generations 3 --window 5ss f.bf; }
+@test "create --window -5s"	{ usage_fails "--window takes a duration such as 90s, 30m, 12h, 7d or 2w, not '-5s'" --generations 3 --window -5s f.bf; }
+@test "create --window 2^64 s"	{ usage_fails "--window takes a duration such as 90s, 30m, 12h, 7d or 2w, not '18446744073709551616s'" --generations 3 --window 18446744073709551616s f.bf; }
+@test "create --window ''"	{ usage_fails "--window takes a duration such as 90s, 30m, 12h, 7d or 2w, not ''" --generations 3 --window '' f.bf; }
+@test "create --window without --generations" { usage_fails "--window needs --generations" --window 1h f.bf; }
+@test "create --grow --generations" { usage_fails "--grow and --generations do not go together" --grow --generations 3 f.bf; }
+@test "create --generations --grow" { usage_fails "--grow and --generations do not go together" --generations 3 --grow f.bf; }
+@test "create --grow -s"	{ usage_fails "-s and -k are for fixed filters: a growable filter sizes each segment from -n and -p" --grow -s 1M f.bf; }
+@test "create --grow -k"	{ usage_fails "-s and -k are for fixed filters: a growable filter sizes each segment from -n and -p" --grow -k 3 f.bf; }
+@test "create --generations -s"	{ usage_fails "-s and -k are for fixed filters: a windowed filter sizes each segment from -n and -p" --generations 2 -s 1M f.bf; }
+@test "create --generations -k"	{ usage_fails "-s and -k are for fixed filters: a windowed filter sizes each segment from -n and -p" -k 4 --generations 2 f.bf; }
+@test "create --grow=yes"	{ usage_fails "option '--grow' takes no value" --grow=yes f.bf; }
+@test "create --growth with no value" { usage_fails "option '--growth' needs a value" --grow f.bf --growth; }
+@test "create --generations with no value" { usage_fails "option '--generations' needs a value" f.bf --generations; }
+@test "create --window with no value" { usage_fails "option '--window' needs a value" --generations 2 f.bf --window; }
 @test "create -n with no value"	{ usage_fails "option '-n' needs a value" f.bf -n; }
 @test "create -p with no value"	{ usage_fails "option '-p' needs a value" f.bf -p; }
 @test "create -s with no value"	{ usage_fails "option '-s' needs a value" f.bf -s; }

@@ -64,3 +64,150 @@ stats_field() {
 big_filter() {
 	bloom create --seed 42 -n 100000 -p 1e-6 "$1"
 }
+
+# ---- Bytes of a filter file, for the format tests (format.bats for
+# version 1, format2.bats for version 2).
+
+# put FILE OFFSET HEX...: overwrites the bytes of FILE from OFFSET on with
+# the bytes HEX spells, in pairs of hex digits ("2a 00" or "2a00").
+put() {
+	local file=$1 off=$2 hex
+
+	shift 2
+	hex=$(printf '%s' "$*" | tr -d ' ')
+	printf "$(printf '%s' "$hex" | sed 's/../\\x&/g')" |
+		dd of="$file" bs=1 seek="$off" conv=notrunc status=none
+}
+
+# Prints LEN bytes of FILE from OFFSET as one word of hex pairs.
+hex_at() {
+	od -An -v -tx1 -j "$2" -N "$3" "$1" | tr -d ' \n'
+}
+
+# le BYTES N: prints the unsigned number N (decimal or 0x hex) as BYTES
+# little-endian bytes, one word of hex pairs.
+le() {
+	local hex out="" i
+
+	hex=$(printf "%0$(($1 * 2))x" "$2")
+	for ((i = ${#hex} - 2; i >= 0; i -= 2)); do
+		out+=${hex:i:2}
+	done
+	printf '%s\n' "$out"
+}
+
+# Prints the value of the python3 expression X over the names of its math
+# module (0.01, nan, inf, 0.01 * (1 - 0.8), expm1(...)) as a little-endian
+# IEEE 754 double.
+dbl() {
+	python3 -c 'import math, struct, sys
+print(struct.pack("<d", float(eval(sys.argv[1], vars(math)))).hex())' "$1"
+}
+
+need_xxhsum() {
+	command -v xxhsum >/dev/null ||
+		{ echo "xxhsum not found: install xxHash (Debian: xxhash)"; return 1; }
+}
+
+need_hashsum() {
+	[ -x "$root/tests/hashsum" ] ||
+		{ echo "tests/hashsum is not built: run make tests/hashsum"; return 1; }
+}
+
+# xxh3 SEED: prints XXH3-64 with SEED of stdin as its little-endian bytes,
+# what a filter file stores: from the reference xxhsum for seed 0 (its
+# command line takes no seed), from tests/hashsum otherwise.
+xxh3() {
+	local sum
+
+	if [ "$1" = 0 ]; then
+		sum=$(xxhsum -H3 --little-endian | awk '{ print $NF }')
+	else
+		sum=$("$root/tests/hashsum" -s "$1" | awk '{ print $1 }')
+		sum=$(le 8 "0x$sum")
+	fi
+	[ "${#sum}" -eq 16 ] || { echo "xxh3 printed '$sum'" >&2; return 1; }
+	printf '%s\n' "$sum"
+}
+
+# xxh3_at FILE OFFSET LEN SEED: XXH3-64 with SEED of LEN bytes of FILE from
+# OFFSET, as xxh3 prints it.
+xxh3_at() {
+	tail -c +"$(($2 + 1))" "$1" | head -c "$3" | xxh3 "$4"
+}
+
+# make_v1 FILE CAPACITY FPR SEED NBITS HASHES: writes a version 1 filter
+# the way bloom 1.0 wrote one (format.c has the layout): the 128-byte
+# header with its checksum and an inserted counter of 0, then NBITS / 8
+# zero bytes.
+make_v1() {
+	python3 - "$@" <<-'EOF' || return 1
+	import struct, sys
+	path, capacity, fpr, seed, nbits, hashes = sys.argv[1:]
+	head = b"\x89BLOOM\r\n" + struct.pack("<IIIIQQIIQd", 1, 128, 1, 1,
+	    int(seed, 0), int(nbits, 0), int(hashes, 0), 0,
+	    int(capacity, 0), float(fpr))
+	assert len(head) == 64
+	with open(path, "wb") as f:
+	    f.write(head + bytes(64) + bytes(int(nbits, 0) // 8))
+	EOF
+	put "$1" 64 "$(xxh3_at "$1" 0 64 0)"
+}
+
+# State of FILE to compare before and after: content, or the listing of
+# what is not a regular file.
+state_of() {
+	if [ -f "$1" ] && [ -r "$1" ]; then
+		cksum <"$1"
+	else
+		stat -c %F "$1" 2>&1 || true
+	fi
+}
+
+# rejected FILE MESSAGE [COMMAND...]: each COMMAND (default stats, check
+# and add) on FILE exits 2, prints nothing on stdout and exactly
+# "bloom: FILE: MESSAGE" on stderr, and leaves FILE as it was.
+rejected() {
+	local file=$1 message=$2 cmd before cmds
+
+	shift 2
+	cmds=("$@")
+	[ "${#cmds[@]}" -gt 0 ] || cmds=(stats check add)
+	before=$(state_of "$file")
+	for cmd in "${cmds[@]}"; do
+		run --separate-stderr bloom "$cmd" "$file" </dev/null
+		[ "$status" -eq 2 ] ||
+			{ echo "$cmd: status $status, stderr: $stderr"; return 1; }
+		[ "$output" = "" ] || { echo "$cmd: stdout: $output"; return 1; }
+		[ "$stderr" = "bloom: $file: $message" ] ||
+			{ echo "$cmd: stderr: $stderr"; return 1; }
+		[ "$(state_of "$file")" = "$before" ] ||
+			{ echo "$cmd changed $file"; return 1; }
+	done
+}
+
+# Compares filters A and B byte for byte but for what says when they were
+# made: in a version 2 file, the creation time (bytes 80 to 87), the header
+# checksum that covers it (128 to 135) and each segment entry's stamp
+# (entry bytes 56 to 63).  Says where they differ if they do.
+same_filter() {
+	python3 - "$1" "$2" <<'PYTHON'
+import sys
+
+def masked(path):
+	raw = bytearray(open(path, "rb").read())
+	if int.from_bytes(raw[8:12], "little") == 2:
+		raw[80:88] = raw[128:136] = bytes(8)
+		for i in range(int.from_bytes(raw[36:40], "little")):
+			entry = 256 + 64 * i
+			raw[entry + 56:entry + 64] = bytes(8)
+	return raw
+
+a, b = masked(sys.argv[1]), masked(sys.argv[2])
+if a != b:
+	at = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]),
+	    min(len(a), len(b)))
+	sys.exit("%s and %s differ at byte %d (sizes %d and %d)" %
+	    (sys.argv[1], sys.argv[2], at, len(a), len(b)))
+PYTHON
+}

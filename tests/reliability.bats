@@ -24,6 +24,36 @@ load helpers
 	done
 }
 
+@test "8 concurrent adds to a missing filter: one creates it, it grows, no key is lost (3 rounds)" {
+	local round i bytes
+	for i in 1 2 3 4 5 6 7 8; do
+		keys 150000 "w$i-" >"in.$i"
+	done
+	cat in.? >all
+	# The size of the filter as created, before it grows.
+	bloom add g.bf </dev/null 2>/dev/null
+	bytes=$(wc -c <g.bf)
+	for round in 1 2 3; do
+		rm -f f.bf err.*
+		for i in 1 2 3 4 5 6 7 8; do
+			bloom add f.bf "in.$i" 2>"err.$i" &
+		done
+		wait
+		# Exactly one of them says it created the filter; the others
+		# found it, whole.
+		run cat err.1 err.2 err.3 err.4 err.5 err.6 err.7 err.8
+		echo "round $round: $output"
+		[ "$output" = "bloom: f.bf: created growable, for 1000000 items at first, at fpr 0.01 ($bytes bytes)" ]
+		# 1.2 M keys: past the first segment's 1 M.
+		[ "$(stats_field mode f.bf)" = grow ]
+		[ "$(stats_field segments f.bf)" -ge 2 ]
+		run bloom check -c f.bf all
+		echo "round $round: $output"
+		[ "$status" -eq 0 ]
+		[ "$output" = 1200000 ]
+	done
+}
+
 @test "concurrent add --new of the same lines prints each at least once" {
 	keys 50000 >in
 	bloom create -n 200000 -p 0.001 f.bf
@@ -176,7 +206,10 @@ load helpers
 	keys 10 b >two
 	run bloom add f.bf one nosuch two
 	[ "$status" -eq 2 ]
+	# The filter was missing: add created it first.
+	[[ ${lines[0]} == "bloom: f.bf: created growable, for 1000000 items at first, at fpr 0.01 ("*" bytes)" ]]
 	[ "${lines[-1]}" = "bloom: nosuch: No such file or directory" ]
+	[ "${#lines[@]}" -eq 2 ]
 	run bloom check -c f.bf one two
 	[ "$output" = 20 ]
 }

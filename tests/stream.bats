@@ -69,7 +69,7 @@ wait_for() {
 	cmp out in
 	cat in | bloom add -N g.bf >out
 	cmp out in
-	cmp f.bf g.bf
+	same_filter f.bf g.bf
 	run -0 bloom check -c f.bf in
 	[ "$output" = 700000 ]
 	cat in | bloom check f.bf >out
@@ -109,7 +109,7 @@ wait_for() {
 	cat in | taskset -c 0 bloom add -N solopipe.bf >solopipe
 	for f in many pipe solo solopipe; do
 		cmp one "$f"
-		cmp one.bf "$f.bf"
+		same_filter one.bf "$f.bf"
 	done
 	perl -ne 'print unless $seen{$_}++' in >want
 	# The filter may call a few new lines old (false positives), never
