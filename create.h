@@ -35,4 +35,9 @@ int bloom_create(const char *path, const struct bloom_spec *spec, int force);
  * BLOOM_ERRNO with errno EINVAL or EFBIG as params_solve. */
 int bloom_plan(const struct bloom_spec *spec, struct bloom_header *h);
 
+/* Sets *free_bytes to the space an unprivileged user may still take on the
+ * file system path would be created in.  Returns 0, or -1 with errno
+ * set. */
+int bloom_free_space(const char *path, uint64_t *free_bytes);
+
 #endif

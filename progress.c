@@ -1,0 +1,87 @@
+/*
+ * The status line of --progress and SIGUSR1, as dd(1) and pv(1) give one:
+ * lines and bytes so far, the rate, the time taken and, for an input of
+ * known size, how far along and how long to go.  Pure formatting and
+ * timing: cli.c decides where it goes.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "progress.h"
+#include "stats.h"
+
+#define NS	1000000000.0
+
+uint64_t
+progress_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void
+progress_start(struct progress *p, uint64_t total, unsigned interval_ms)
+{
+	p->start_ns = progress_now();
+	p->interval_ns = (uint64_t)interval_ms * 1000000u;
+	p->next_ns = p->start_ns + p->interval_ns;
+	p->total = total;
+}
+
+int
+progress_due(struct progress *p, uint64_t now)
+{
+	if (now < p->next_ns)
+		return 0;
+	p->next_ns = now + p->interval_ns;
+	return 1;
+}
+
+/* Writes a duration of s seconds: "4.2 s" under a minute, else m:ss or
+ * h:mm:ss. */
+static void
+duration(char *buf, size_t size, double s)
+{
+	uint64_t t;
+
+	if (s < 60.0) {
+		snprintf(buf, size, "%.1f s", s);
+		return;
+	}
+	t = (uint64_t)s;
+	if (t < 3600)
+		snprintf(buf, size, "%" PRIu64 ":%02" PRIu64, t / 60, t % 60);
+	else
+		snprintf(buf, size, "%" PRIu64 ":%02" PRIu64 ":%02" PRIu64,
+		    t / 3600, t / 60 % 60, t % 60);
+}
+
+size_t
+progress_format(const struct progress *p, uint64_t now, uint64_t lines,
+    uint64_t bytes, int final, char *buf, size_t size)
+{
+	char amount[32], rate[32], spent[32], left[32];
+	double elapsed = (double)(now - p->start_ns) / NS, done;
+	int n;
+
+	stats_human(amount, sizeof amount, (double)bytes);
+	stats_human(rate, sizeof rate, elapsed > 0.0 ? (double)bytes / elapsed :
+	    0.0);
+	duration(spent, sizeof spent, elapsed);
+	n = snprintf(buf, size, "%s%" PRIu64 " lines, %s in %s, %s/s, "
+	    "%.2f M lines/s", final ? "done: " : "", lines, amount, spent, rate,
+	    elapsed > 0.0 ? (double)lines / elapsed / 1e6 : 0.0);
+	if (!final && p->total > 0 && n >= 0 && (size_t)n < size) {
+		done = bytes >= p->total ? 1.0 : (double)bytes /
+		    (double)p->total;
+		if (done > 0.0)
+			duration(left, sizeof left, elapsed * (1.0 - done) /
+			    done);
+		n += snprintf(buf + n, size - (size_t)n, ", %.0f %%, ETA %s",
+		    100.0 * done, done > 0.0 ? left : "unknown");
+	}
+	return n < 0 ? 0 : (size_t)n >= size ? size - 1 : (size_t)n;
+}
