@@ -40,7 +40,7 @@ progress_due(struct progress *p, uint64_t now)
 	return 1;
 }
 
-/* Writes a duration of s seconds: "4.2 s" under a minute, else m:ss or
+/* Writes a duration of s seconds: "4.25 s" or "42.5 s" under a minute, else m:ss or
  * h:mm:ss. */
 static void
 duration(char *buf, size_t size, double s)
@@ -48,7 +48,7 @@ duration(char *buf, size_t size, double s)
 	uint64_t t;
 
 	if (s < 60.0) {
-		snprintf(buf, size, "%.1f s", s);
+		snprintf(buf, size, s < 10.0 ? "%.2f s" : "%.1f s", s);
 		return;
 	}
 	t = (uint64_t)s;
