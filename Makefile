@@ -59,8 +59,17 @@ example: bloom bench/gen-urls
 bench/gen-urls: bench/gen-urls.c
 	$(CC) $(WARN) $(CPPFLAGS) $(CFLAGS) -o $@ bench/gen-urls.c
 
-check: bloom $(TESTBIN)
+# The one-thread floor bench/run holds check -c against.
+bench/floor: bench/floor.c hash.o hash.h
+	$(CC) $(WARN) $(CPPFLAGS) $(CFLAGS) -I. -o $@ bench/floor.c hash.o
+
+# tests/need installs what the tests run (as root, with apt-get), or says
+# how to.
+check: need bloom $(TESTBIN)
 	bats tests
+
+need:
+	@sh tests/need
 
 # The header parser under libFuzzer (clang and its runtime needed), for
 # FUZZ_SECONDS, starting from the filters in tests/fuzz/seeds.
@@ -98,7 +107,8 @@ uninstall:
 		$(DESTDIR)$(FISHCOMPDIR)/bloom.fish
 
 clean:
-	rm -f bloom $(OBJ) $(TESTBIN) tests/fuzz/header bench/gen-urls
+	rm -f bloom $(OBJ) $(TESTBIN) tests/fuzz/header bench/gen-urls \
+		bench/floor
 	rm -rf $(FUZZ_CORPUS)
 
-.PHONY: all example check fuzz install uninstall clean
+.PHONY: all example check need fuzz install uninstall clean
