@@ -758,10 +758,9 @@ engine_setup(struct engine *e)
 
 /* The key fields of add -f and check -f, and the status line. */
 static struct fields key_fields;
+static int key_delim_given;	/* -d was given */
 static struct progress progress;
 static int progress_shown;	/* --progress: 1 a line at a time, 2 in place */
-static int key_delim_given;	/* -d was given */
-static volatile sig_atomic_t status_asked;	/* SIGUSR1 came */
 
 /* Sets the field list of add or check -f, or the separator of -d (then
  * list is NULL); a usage error if bad. */
@@ -788,29 +787,21 @@ key_option(enum command cmd, const char *list, const char *delim)
 		    FIELD_MAX, fields_list);
 }
 
-static void
-on_sigusr1(int sig)
-{
-	(void)sig;
-	status_asked = 1;
-}
-
 /* Writes the status line after e's lines so far: in place on a terminal,
- * else a line; final adds the summary's newline. */
+ * unless asked for by SIGUSR1; final adds the summary's newline. */
 static void
-show_status(const struct engine *e, uint64_t now, int final)
+show_status(const struct engine *e, uint64_t now, int final, int asked)
 {
 	char line[256];
 
 	progress_format(&progress, now, e->lines, e->bytes, final, line,
 	    sizeof line);
-	if (progress_shown == 2 && !status_asked)
+	if (progress_shown == 2 && !asked)
 		fprintf(stderr, "\r%s: %s\033[K%s", progname, line,
 		    final ? "\n" : "");
 	else
 		fprintf(stderr, "%s%s: %s\n", progress_shown == 2 ? "\r" : "",
 		    progname, line);
-	status_asked = 0;
 }
 
 /* After each group of lines: a status line if --progress has one due or
@@ -819,54 +810,20 @@ static void
 tick(const struct engine *e)
 {
 	uint64_t now;
+	int asked;
 
-	if (!status_asked && !progress_shown)
-		return;
-	now = progress_now();
-	if (status_asked || progress_due(&progress, now))
-		show_status(e, now, 0);
+	if (progress_wanted(&progress, progress_shown != 0, &now, &asked))
+		show_status(e, now, 0, asked);
 }
 
-/* Returns the bytes left to read in the files (standard input if none), or
- * 0 if one is not a regular file. */
-static uint64_t
-input_size(int nfiles, char **files)
-{
-	struct stat st;
-	uint64_t total = 0;
-	off_t at;
-	int i;
-
-	if (nfiles == 0) {
-		if (fstat(STDIN_FILENO, &st) == -1 || !S_ISREG(st.st_mode))
-			return 0;
-		at = lseek(STDIN_FILENO, 0, SEEK_CUR);
-		return st.st_size > at && at >= 0 ?
-		    (uint64_t)(st.st_size - at) : 0;
-	}
-	for (i = 0; i < nfiles; i++) {
-		if (strcmp(files[i], "-") == 0 || stat(files[i], &st) == -1 ||
-		    !S_ISREG(st.st_mode))
-			return 0;
-		total += (uint64_t)st.st_size;
-	}
-	return total;
-}
-
-/* Makes e report its progress: SIGUSR1 always, --progress if asked. */
+/* Makes e report its progress: on SIGUSR1 always, as it goes if shown. */
 static void
 start_progress(struct engine *e, int shown, int nfiles, char **files)
 {
-	struct sigaction sa;
-
 	progress_shown = shown ? (isatty(STDERR_FILENO) ? 2 : 1) : 0;
-	progress_start(&progress, input_size(nfiles, files),
+	progress_start(&progress, progress_input_size(nfiles, files),
 	    progress_shown == 2 ? PROGRESS_TTY_MS : PROGRESS_LOG_MS);
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_sigusr1;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGUSR1, &sa, NULL);
+	progress_catch_signal();
 	e->tick = tick;
 }
 
@@ -1011,7 +968,7 @@ cmd_add(int argc, char **argv)
 	start_progress(&job, shown, argc - 1, argv + 1);
 	rc = stream_files(&job, argc - 1, argv + 1);
 	if (shown)
-		show_status(&job, progress_now(), 1);
+		show_status(&job, progress_now(), 1, 0);
 	if (rc == -1)
 		output_error(&job.out);
 	if (sync && bloom_sync(&filter) != BLOOM_OK) {
@@ -1093,7 +1050,7 @@ cmd_check(int argc, char **argv)
 	start_progress(&job, shown, argc - 1, argv + 1);
 	rc = stream_files(&job, argc - 1, argv + 1);
 	if (shown)
-		show_status(&job, progress_now(), 1);
+		show_status(&job, progress_now(), 1, 0);
 	bloom_close(&filter);
 	engine_free(&job);
 	if (rc == -1)

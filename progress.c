@@ -4,14 +4,78 @@
  * known size, how far along and how long to go.  Pure formatting and
  * timing: cli.c decides where it goes.
  */
+#include <sys/stat.h>
+
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "progress.h"
 #include "stats.h"
 
 #define NS	1000000000.0
+
+static volatile sig_atomic_t asked_by_signal;	/* SIGUSR1 came */
+
+static void
+on_sigusr1(int sig)
+{
+	(void)sig;
+	asked_by_signal = 1;
+}
+
+int
+progress_catch_signal(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_sigusr1;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	return sigaction(SIGUSR1, &sa, NULL);
+}
+
+int
+progress_wanted(struct progress *p, int periodic, uint64_t *now, int *asked)
+{
+	*asked = asked_by_signal != 0;
+	if (!*asked && !periodic)
+		return 0;
+	*now = progress_now();
+	if (*asked) {
+		asked_by_signal = 0;
+		return 1;
+	}
+	return progress_due(p, *now);
+}
+
+uint64_t
+progress_input_size(int nfiles, char **files)
+{
+	struct stat st;
+	uint64_t total = 0;
+	off_t at;
+	int i;
+
+	if (nfiles == 0) {
+		if (fstat(STDIN_FILENO, &st) == -1 || !S_ISREG(st.st_mode))
+			return 0;
+		at = lseek(STDIN_FILENO, 0, SEEK_CUR);
+		return at >= 0 && st.st_size > at ?
+		    (uint64_t)(st.st_size - at) : 0;
+	}
+	for (i = 0; i < nfiles; i++) {
+		if (strcmp(files[i], "-") == 0 || stat(files[i], &st) == -1 ||
+		    !S_ISREG(st.st_mode))
+			return 0;
+		total += (uint64_t)st.st_size;
+	}
+	return total;
+}
 
 uint64_t
 progress_now(void)

@@ -28,6 +28,21 @@ void progress_start(struct progress *p, uint64_t total, unsigned interval_ms);
  * due an interval later; else 0. */
 int progress_due(struct progress *p, uint64_t now);
 
+/* Makes SIGUSR1 ask for a status line, from now on (see progress_wanted).
+ * Returns 0, or -1 with errno set. */
+int progress_catch_signal(void);
+
+/* Returns 1 if a status line is wanted now: SIGUSR1 asked for one (then
+ * *asked is 1, and the request is taken) or, if periodic, one is due;
+ * *now is then the time.  Else 0, cheaply: no clock is read unless
+ * periodic or asked. */
+int progress_wanted(struct progress *p, int periodic, uint64_t *now,
+    int *asked);
+
+/* Returns the bytes left to read in the named files (the standard input
+ * if none, "-" for it too), or 0 if one is not a regular file. */
+uint64_t progress_input_size(int nfiles, char **files);
+
 /* Writes into buf (size bytes, NUL-terminated) the status line at now
  * after lines lines of bytes bytes: counts, rate, elapsed time, and
  * percent and time left if the size is known; if final, a summary
