@@ -22,10 +22,10 @@ CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 LDFLAGS += -fsanitize=address,undefined
 endif
 
-OBJ = cli.o engine.o output.o progress.o stats.o lines.o fields.o create.o \
-	bloom.o segments.o format.o params.o hash.o
+OBJ = cli.o parse.o engine.o output.o progress.o stats.o lines.o fields.o \
+	create.o bloom.o segments.o format.o params.o hash.o
 HDR = bloom.h create.h engine.h fields.h format.h hash.h lines.h output.h \
-	params.h progress.h segments.h stats.h
+	params.h parse.h progress.h segments.h stats.h
 TESTBIN = tests/hashsum
 
 all: bloom
