@@ -4,6 +4,9 @@ VERSION = 1.0.0
 
 PREFIX = /usr/local
 MANPREFIX = $(PREFIX)/share/man
+BASHCOMPDIR = $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR = $(PREFIX)/share/zsh/site-functions
+FISHCOMPDIR = $(PREFIX)/share/fish/vendor_completions.d
 
 CC = cc
 CFLAGS = -O2 -g
@@ -19,10 +22,10 @@ CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 LDFLAGS += -fsanitize=address,undefined
 endif
 
-OBJ = cli.o engine.o output.o stats.o merge.o lines.o create.o bloom.o \
-	segments.o format.o params.o hash.o
-HDR = bloom.h create.h engine.h format.h hash.h lines.h output.h params.h \
-	merge.h segments.h stats.h
+OBJ = cli.o parse.o engine.o output.o progress.o stats.o merge.o lines.o \
+	fields.o create.o bloom.o segments.o format.o params.o hash.o
+HDR = bloom.h create.h engine.h fields.h format.h hash.h lines.h merge.h \
+	output.h params.h parse.h progress.h segments.h stats.h
 TESTBIN = tests/hashsum
 
 all: bloom
@@ -56,8 +59,17 @@ example: bloom bench/gen-urls
 bench/gen-urls: bench/gen-urls.c
 	$(CC) $(WARN) $(CPPFLAGS) $(CFLAGS) -o $@ bench/gen-urls.c
 
-check: bloom $(TESTBIN)
+# The one-thread floor bench/run holds check -c against.
+bench/floor: bench/floor.c hash.o hash.h
+	$(CC) $(WARN) $(CPPFLAGS) $(CFLAGS) -I. -o $@ bench/floor.c hash.o
+
+# tests/need installs what the tests run (as root, with apt-get), or says
+# how to.
+check: need bloom $(TESTBIN)
 	bats tests
+
+need:
+	@sh tests/need
 
 # The header parser under libFuzzer (clang and its runtime needed), for
 # FUZZ_SECONDS, starting from the filters in tests/fuzz/seeds.
@@ -81,12 +93,22 @@ install: bloom
 	chmod 755 $(DESTDIR)$(PREFIX)/bin/bloom
 	cp -f man/bloom.1 $(DESTDIR)$(MANPREFIX)/man1/bloom.1
 	chmod 644 $(DESTDIR)$(MANPREFIX)/man1/bloom.1
+	mkdir -p $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) \
+		$(DESTDIR)$(FISHCOMPDIR)
+	cp -f completion/bloom.bash $(DESTDIR)$(BASHCOMPDIR)/bloom
+	cp -f completion/_bloom $(DESTDIR)$(ZSHCOMPDIR)/_bloom
+	cp -f completion/bloom.fish $(DESTDIR)$(FISHCOMPDIR)/bloom.fish
+	chmod 644 $(DESTDIR)$(BASHCOMPDIR)/bloom $(DESTDIR)$(ZSHCOMPDIR)/_bloom \
+		$(DESTDIR)$(FISHCOMPDIR)/bloom.fish
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/bloom $(DESTDIR)$(MANPREFIX)/man1/bloom.1
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/bloom $(DESTDIR)$(ZSHCOMPDIR)/_bloom \
+		$(DESTDIR)$(FISHCOMPDIR)/bloom.fish
 
 clean:
-	rm -f bloom $(OBJ) $(TESTBIN) tests/fuzz/header bench/gen-urls
+	rm -f bloom $(OBJ) $(TESTBIN) tests/fuzz/header bench/gen-urls \
+		bench/floor
 	rm -rf $(FUZZ_CORPUS)
 
-.PHONY: all example check fuzz install uninstall clean
+.PHONY: all example check need fuzz install uninstall clean

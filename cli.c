@@ -6,7 +6,6 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -23,8 +22,11 @@
 #include "bloom.h"
 #include "create.h"
 #include "engine.h"
+#include "fields.h"
 #include "merge.h"
 #include "params.h"
+#include "parse.h"
+#include "progress.h"
 #include "stats.h"
 
 #ifndef BLOOM_VERSION_STRING
@@ -44,7 +46,8 @@
 /* getopt_long values of the options that have no letter: not chars, so
  * that bad_option can tell them from an unknown letter. */
 enum { OPT_SEED = 256, OPT_SYNC, OPT_JSON, OPT_GROW, OPT_GROWTH,
-    OPT_GENERATIONS, OPT_WINDOW, OPT_LIKE, OPT_SLICE, OPT_SLICES };
+    OPT_GENERATIONS, OPT_WINDOW, OPT_LIKE, OPT_SLICE, OPT_SLICES,
+    OPT_DRY_RUN, OPT_PROGRESS, OPT_NO_CREATE };
 
 enum command { CMD_CREATE, CMD_ADD, CMD_CHECK, CMD_STATS, CMD_ROTATE,
     CMD_MERGE, CMD_ROUTE, CMD_HELP, NCMD };
@@ -58,10 +61,12 @@ static const char *const synopsis[NCMD] = {
 	("bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]\n"
 	"             [--slices n] [--grow [--growth factor]]\n"
 	"             [--generations count [--window duration]] [--seed n]\n"
-	"             filter\n"
+	"             [--dry-run] filter\n"
 	"bloom create --like template [-f] [--slice i/n] filter"),
-	"bloom add [-Nz] [--sync] filter [file ...]",
-	"bloom check [-cqvz] filter [file ...]",
+	("bloom add [-D | -N] [-z] [-f list [-d delim]] [--no-create]\n"
+	"          [--progress] [--sync] filter [file ...]"),
+	("bloom check [-cqvz] [-f list [-d delim]] [--progress] filter\n"
+	"            [file ...]"),
 	"bloom stats [--json] filter",
 	"bloom rotate filter",
 	"bloom merge filter source ...",
@@ -95,17 +100,31 @@ static const char *const option_help[NCMD] = {
 	"               geometry and generations: one that merge accepts\n"
 	"  --slice i/n  with --like: slice i (0 to n-1) of the template's\n"
 	"               blocks, for a filter spread over n hosts\n"
+	"  --dry-run    print what would be made; make nothing\n"
 	"  -f           replace an existing file\n"),
 	("Add lines to the filter.  A missing filter is created growable, for\n"
-	"1000000 lines at first and a rate of 0.01.\n"
+	"1000000 lines at first and a rate of 0.01, unless --no-create is\n"
+	"given or BLOOM_NO_CREATE is set to 1.\n"
 	"  -N, --new    write the lines that were not yet in the filter\n"
+	"  -D, --dups   write the lines that were already in it, every repeat\n"
+	"  -f list      the key is these fields (1,3 or 2- as in cut), not the\n"
+	"               whole line; missing fields are empty\n"
+	"  -d delim     the field separator, one byte (default TAB)\n"
 	"  -z           lines end with NUL, not newline\n"
-	"  --sync       write the filter to stable storage before exiting\n"),
+	"  --no-create  fail if the filter does not exist\n"
+	"  --progress   a status line on standard error as it goes\n"
+	"  --sync       write the filter to stable storage before exiting\n"
+	"SIGUSR1 prints one status line.\n"),
 	("Write the lines that may be in the filter.\n"
 	"  -v           write the lines that are certainly not in the filter\n"
 	"  -c           write only the number of such lines\n"
 	"  -q           write nothing; the exit status tells\n"
+	"  -f list      the key is these fields (1,3 or 2- as in cut), not the\n"
+	"               whole line; missing fields are empty\n"
+	"  -d delim     the field separator, one byte (default TAB)\n"
 	"  -z           lines end with NUL, not newline\n"
+	"  --progress   a status line on standard error as it goes\n"
+	"SIGUSR1 prints one status line.\n"
 	"Exit status 0 if a line was selected, 1 if none, 2 on error.\n"),
 	("Describe the filter: size, fill, estimated items and error rate, and\n"
 	"each of its segments.\n"
@@ -308,72 +327,6 @@ filter_error(const char *path, int s, const struct bloom_header *h)
 		warnx("%s: %s", path, bloom_strerror(s));
 }
 
-/* Parses a whole unsigned number: decimal, or hexadecimal after 0x if hex. */
-static int
-parse_u64(const char *s, int hex, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	int base = 10;
-
-	if (hex && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
-		s += 2;
-	}
-	if (!isxdigit((unsigned char)*s) || (base == 10 && !isdigit(
-	    (unsigned char)*s)))
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, base);
-	if (errno != 0 || *end != '\0')
-		return -1;
-	*out = (uint64_t)v;
-	return 0;
-}
-
-/* Parses a byte count with an optional K, M, G or T (1024-based) suffix. */
-static int
-parse_size(const char *s, uint64_t *out)
-{
-	static const char units[] = "KMGT";
-	const char *unit;
-	char *end;
-	unsigned long long v;
-	int shift;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0)
-		return -1;
-	shift = 0;
-	if (*end != '\0') {
-		unit = strchr(units, *end >= 'a' ? *end - 'a' + 'A' : *end);
-		if (unit == NULL || end[1] != '\0')
-			return -1;
-		shift = 10 * (int)(unit - units + 1);
-	}
-	if (v > UINT64_MAX >> shift)
-		return -1;
-	*out = (uint64_t)v << shift;
-	return 0;
-}
-
-static int
-parse_fpr(const char *s, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno != 0 || end == s || *end != '\0' || !(v > 0.0 && v < 1.0))
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static uint64_t
 random_seed(void)
 {
@@ -383,39 +336,6 @@ random_seed(void)
 		errx(EXIT_TROUBLE, "cannot get a random seed: %s",
 		    strerror(errno));
 	return seed;
-}
-
-/* Parses a duration: a number and a unit s, m, h, d or w (seconds if
- * none), into milliseconds. */
-static int
-parse_duration(const char *s, uint64_t *ms)
-{
-	static const struct { char unit; uint64_t ms; } units[] = {
-		{ 's', 1000 }, { 'm', 60000 }, { 'h', 3600000 },
-		{ 'd', 86400000 }, { 'w', 604800000 }
-	};
-	uint64_t v, per = 1000;
-	char *end;
-	size_t i;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || v == 0)
-		return -1;
-	if (*end != '\0') {
-		for (i = 0; i < sizeof units / sizeof units[0]; i++)
-			if (units[i].unit == *end)
-				break;
-		if (i == sizeof units / sizeof units[0] || end[1] != '\0')
-			return -1;
-		per = units[i].ms;
-	}
-	if (v > WINDOW_MS_MAX / per)
-		return -1;
-	*ms = v * per;
-	return 0;
 }
 
 static uint64_t
@@ -535,6 +455,41 @@ create_like(const char *path, const char *template, uint32_t slice,
 	return 0;
 }
 
+/*
+ * Prints what create would make of spec if dry_run; else refuses a filter
+ * larger than the free space where it would go, before anything is
+ * allocated.  Returns 1 if done (a dry run), 0 to go on, or -1.
+ */
+static int
+check_plan(const char *path, const struct bloom_spec *spec, int dry_run)
+{
+	static struct bloom_header h;
+	char need[32], have[32];
+	uint64_t free_bytes;
+	int s;
+
+	if ((s = bloom_plan(spec, &h)) != BLOOM_OK) {
+		if (!dry_run)
+			return 0;	/* create_filter says why */
+		warnx("%s: %s", path, bloom_strerror(s));
+		return -1;
+	}
+	if (dry_run) {
+		stats_print_plan(stdout, path, &h);
+		return 1;
+	}
+	if (bloom_free_space(path, &free_bytes) == 0 &&
+	    h.file_size > free_bytes) {
+		warnx("%s: needs %" PRIu64 " bytes (%s) but its file system "
+		    "has %" PRIu64 " bytes (%s) free", path, h.file_size,
+		    stats_human(need, sizeof need, (double)h.file_size),
+		    free_bytes, stats_human(have, sizeof have,
+		    (double)free_bytes));
+		return -1;
+	}
+	return 0;
+}
+
 static int
 cmd_create(int argc, char **argv)
 {
@@ -547,6 +502,7 @@ cmd_create(int argc, char **argv)
 		{ "like", required_argument, NULL, OPT_LIKE },
 		{ "slice", required_argument, NULL, OPT_SLICE },
 		{ "slices", required_argument, NULL, OPT_SLICES },
+		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -555,7 +511,7 @@ cmd_create(int argc, char **argv)
 	struct params *p = &spec.first;
 	uint64_t v, size = 0;
 	int ch, force = 0, have_n = 0, have_p = 0, have_s = 0, have_seed = 0;
-	int have_growth = 0, sizing = 0;
+	int have_growth = 0, sizing = 0, dry_run = 0, s;
 	enum solve_for what;
 	const char *like = NULL;
 	uint32_t slice = 0, slices = 0, cut = 0;
@@ -660,6 +616,9 @@ cmd_create(int argc, char **argv)
 				    "a positive whole number, not '%s'", optarg);
 			cut = (uint32_t)(v > UINT32_MAX ? UINT32_MAX : v);
 			break;
+		case OPT_DRY_RUN:
+			dry_run = 1;
+			break;
 		case 'h':
 			print_help(CMD_CREATE);
 			return finish(0);
@@ -716,6 +675,8 @@ cmd_create(int argc, char **argv)
 			return finish(EXIT_TROUBLE);
 		}
 	}
+	if ((s = check_plan(argv[0], &spec, dry_run)) != 0)
+		return finish(s == 1 ? 0 : EXIT_TROUBLE);
 	if (create_filter(argv[0], &spec, force) == -1)
 		return finish(EXIT_TROUBLE);
 	return finish(0);
@@ -818,16 +779,92 @@ engine_setup(struct engine *e)
 	return -1;
 }
 
+/* The key fields of add -f and check -f, and the status line. */
+static struct fields key_fields;
+static int key_delim_given;	/* -d was given */
+static struct progress progress;
+static int progress_shown;	/* --progress: 1 a line at a time, 2 in place */
+
+/* Sets the field list of add or check -f, or the separator of -d (then
+ * list is NULL); a usage error if bad. */
+static void
+key_option(enum command cmd, const char *list, const char *delim)
+{
+	static const char *fields_list;
+	static unsigned char sep = '\t';
+
+	if (delim != NULL && strlen(delim) != 1)
+		usage_error((int)cmd, "%s: -d takes one byte, not '%s'",
+		    command_name[cmd], delim);
+	if (delim != NULL) {
+		sep = (unsigned char)delim[0];
+		key_delim_given = 1;
+	}
+	if (list != NULL)
+		fields_list = list;
+	if (fields_list != NULL && fields_parse(&key_fields, fields_list,
+	    sep) == -1)
+		usage_error((int)cmd, "%s: -f takes a list of fields such as "
+		    "2, 1,3 or 2- (at most %d ranges, fields from 1 to %"
+		    PRIu64 "), not '%s'", command_name[cmd], FIELDS_RANGES,
+		    FIELD_MAX, fields_list);
+}
+
+/* Writes the status line after e's lines so far: in place on a terminal,
+ * unless asked for by SIGUSR1; final adds the summary's newline. */
+static void
+show_status(const struct engine *e, uint64_t now, int final, int asked)
+{
+	char line[256];
+
+	progress_format(&progress, now, e->lines, e->bytes, final, line,
+	    sizeof line);
+	if (progress_shown == 2 && !asked)
+		fprintf(stderr, "\r%s: %s\033[K%s", progname, line,
+		    final ? "\n" : "");
+	else
+		fprintf(stderr, "%s%s: %s\n", progress_shown == 2 ? "\r" : "",
+		    progname, line);
+}
+
+/* After each group of lines: a status line if --progress has one due or
+ * SIGUSR1 asked for one. */
+static void
+tick(const struct engine *e)
+{
+	uint64_t now;
+	int asked;
+
+	if (progress_wanted(&progress, progress_shown != 0, &now, &asked))
+		show_status(e, now, 0, asked);
+}
+
+/* Makes e report its progress: on SIGUSR1 always, as it goes if shown. */
+static void
+start_progress(struct engine *e, int shown, int nfiles, char **files)
+{
+	progress_shown = shown ? (isatty(STDERR_FILENO) ? 2 : 1) : 0;
+	progress_start(&progress, progress_input_size(nfiles, files),
+	    progress_shown == 2 ? PROGRESS_TTY_MS : PROGRESS_LOG_MS);
+	progress_catch_signal();
+	e->tick = tick;
+}
+
 /* Opens the filter for add, creating it growable with the defaults if
- * missing. */
+ * missing and may_create is 1; 0 is --no-create, -1 BLOOM_NO_CREATE. */
 static int
-open_for_add(struct bloom *b, const char *path)
+open_for_add(struct bloom *b, const char *path, int may_create)
 {
 	struct bloom_spec spec;
 	struct bloom_header h;
 	int s;
 
 	s = bloom_open(b, path, 1);
+	if (s == BLOOM_ERRNO && errno == ENOENT && may_create != 1) {
+		warnx("%s: no such filter, and auto-create is off (%s)", path,
+		    may_create == 0 ? "--no-create" : "BLOOM_NO_CREATE");
+		return -1;
+	}
 	if (s == BLOOM_ERRNO && errno == ENOENT) {
 		memset(&spec, 0, sizeof spec);
 		spec.mode = MODE_GROW;
@@ -839,7 +876,9 @@ open_for_add(struct bloom *b, const char *path)
 		s = bloom_create(path, &spec, 0);
 		if (s == BLOOM_OK && bloom_plan(&spec, &h) == BLOOM_OK)
 			warnx("%s: created growable, for %" PRIu64 " items "
-			    "at first, at fpr %g (%" PRIu64 " bytes)", path,
+			    "at first, at fpr %g (%" PRIu64 " bytes); "
+			    "--no-create or BLOOM_NO_CREATE=1 turns this off",
+			    path,
 			    spec.first.capacity, spec.first.target_fpr,
 			    h.file_size);
 		else if (!(s == BLOOM_ERRNO && errno == EEXIST)) {
@@ -892,14 +931,18 @@ cmd_add(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "new", no_argument, NULL, 'N' },
+		{ "dups", no_argument, NULL, 'D' },
 		{ "sync", no_argument, NULL, OPT_SYNC },
+		{ "progress", no_argument, NULL, OPT_PROGRESS },
+		{ "no-create", no_argument, NULL, OPT_NO_CREATE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	static const char shortopts[] = ":Nhz";
+	static const char shortopts[] = ":DNd:f:hz";
+	const char *env = getenv("BLOOM_NO_CREATE");
 	struct bloom filter;
 	struct engine job;
-	int ch, rc, sync = 0;
+	int ch, rc, sync = 0, dups = 0, shown = 0, may_create = 1;
 
 	memset(&job, 0, sizeof job);
 	job.adding = 1;
@@ -909,11 +952,27 @@ cmd_add(int argc, char **argv)
 		case 'N':
 			job.emit = 1;
 			break;
+		case 'D':
+			dups = 1;
+			break;
+		case 'f':
+			key_option(CMD_ADD, optarg, NULL);
+			job.fields = &key_fields;
+			break;
+		case 'd':
+			key_option(CMD_ADD, NULL, optarg);
+			break;
 		case 'z':
 			job.delim = '\0';
 			break;
 		case OPT_SYNC:
 			sync = 1;
+			break;
+		case OPT_PROGRESS:
+			shown = 1;
+			break;
+		case OPT_NO_CREATE:
+			may_create = 0;
 			break;
 		case 'h':
 			print_help(CMD_ADD);
@@ -926,14 +985,26 @@ cmd_add(int argc, char **argv)
 	argv += optind;
 	if (argc < 1)
 		usage_error(CMD_ADD, "add: no filter named");
-	if (engine_setup(&job) == -1 || open_for_add(&filter, argv[0]) == -1) {
+	if (dups && job.emit)
+		usage_error(CMD_ADD, "add: --new and --dups do not go together");
+	if (job.fields == NULL && key_delim_given)
+		usage_error(CMD_ADD, "add: -d needs -f");
+	job.emit |= dups;
+	job.invert = dups;
+	if (may_create == 1 && env != NULL && strcmp(env, "1") == 0)
+		may_create = -1;
+	if (engine_setup(&job) == -1 ||
+	    open_for_add(&filter, argv[0], may_create) == -1) {
 		engine_free(&job);
 		return finish(EXIT_TROUBLE);
 	}
 	guard_mapping(argv[0]);
 	job.filter = &filter;
 	job.notice = notice;
+	start_progress(&job, shown, argc - 1, argv + 1);
 	rc = stream_files(&job, argc - 1, argv + 1);
+	if (shown)
+		show_status(&job, progress_now(), 1, 0);
 	if (rc == -1)
 		output_error(&job.out);
 	elsewhere_note(&job);
@@ -950,13 +1021,14 @@ static int
 cmd_check(int argc, char **argv)
 {
 	static const struct option longopts[] = {
+		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	static const char shortopts[] = ":chqvz";
+	static const char shortopts[] = ":cd:f:hqvz";
 	struct bloom filter;
 	struct engine job;
-	int ch, rc, s, count_only = 0;
+	int ch, rc, s, count_only = 0, shown = 0;
 
 	memset(&job, 0, sizeof job);
 	job.emit = 1;
@@ -975,6 +1047,16 @@ cmd_check(int argc, char **argv)
 		case 'z':
 			job.delim = '\0';
 			break;
+		case 'f':
+			key_option(CMD_CHECK, optarg, NULL);
+			job.fields = &key_fields;
+			break;
+		case 'd':
+			key_option(CMD_CHECK, NULL, optarg);
+			break;
+		case OPT_PROGRESS:
+			shown = 1;
+			break;
 		case 'h':
 			print_help(CMD_CHECK);
 			return finish(0);
@@ -986,6 +1068,8 @@ cmd_check(int argc, char **argv)
 	argv += optind;
 	if (argc < 1)
 		usage_error(CMD_CHECK, "check: no filter named");
+	if (job.fields == NULL && key_delim_given)
+		usage_error(CMD_CHECK, "check: -d needs -f");
 	if (count_only || job.quiet)
 		job.emit = 0;
 	if (engine_setup(&job) == -1) {
@@ -1000,8 +1084,11 @@ cmd_check(int argc, char **argv)
 	}
 	guard_mapping(argv[0]);
 	job.filter = &filter;
+	start_progress(&job, shown, argc - 1, argv + 1);
 	rc = stream_files(&job, argc - 1, argv + 1);
 	elsewhere_note(&job);
+	if (shown)
+		show_status(&job, progress_now(), 1, 0);
 	bloom_close(&filter);
 	engine_free(&job);
 	if (rc == -1)

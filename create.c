@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -397,3 +398,18 @@ fail:
 	return BLOOM_ERRNO;
 }
 
+
+int
+bloom_free_space(const char *path, uint64_t *free_bytes)
+{
+	char dir[PATH_MAX];
+	struct statvfs sv;
+
+	if (dir_of(path, dir, sizeof dir) == -1 || statvfs(dir, &sv) == -1)
+		return -1;
+	if (sv.f_frsize != 0 && sv.f_bavail > UINT64_MAX / sv.f_frsize)
+		*free_bytes = UINT64_MAX;
+	else
+		*free_bytes = (uint64_t)sv.f_bavail * sv.f_frsize;
+	return 0;
+}

@@ -48,4 +48,9 @@ int bloom_plan_like(const struct bloom *tmpl, uint32_t slice,
 int bloom_create_header(const char *path, const struct bloom_header *h,
     int force);
 
+/* Sets *free_bytes to the space an unprivileged user may still take on the
+ * file system path would be created in.  Returns 0, or -1 with errno
+ * set. */
+int bloom_free_space(const char *path, uint64_t *free_bytes);
+
 #endif

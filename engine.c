@@ -29,6 +29,7 @@ engine_init(struct engine *e)
 		errno = saved;
 		goto fail;
 	}
+	lines_fields(&e->reader, e->fields);
 	return 0;
 fail:
 	saved = errno;
@@ -144,6 +145,7 @@ run_group(struct engine *e, const struct line_group *g)
 		e->notice(e->filter, events);
 	/* The lines before a failure were added: they are written. */
 	e->lines += done;
+	e->bytes += g->bytes;
 	for (i = 0; i < done; i += n) {
 		n = done - i < sizeof sel ? done - i : sizeof sel;
 		/* Which lines are selected is often a coin toss: list them
@@ -184,6 +186,8 @@ engine_stream(struct engine *e, int fd)
 		}
 		g = lines_next(&e->reader);
 		end = e->route != 0 ? route_group(e, g) : run_group(e, g);
+		if (e->tick != NULL)
+			e->tick(e);
 		if (end != STREAM_DONE) {
 			err = errno;
 			break;

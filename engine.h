@@ -17,7 +17,10 @@ struct engine {
 	int emit;		/* write the selected lines */
 	int quiet;		/* stop at the first selected line */
 	unsigned char delim;	/* line terminator */
+	const struct fields *fields;	/* the key is these fields of a
+				 * line, or NULL for the whole line */
 	uint64_t lines;		/* lines read so far */
+	uint64_t bytes;		/* input bytes of those lines */
 	uint64_t selected;	/* lines selected so far */
 	uint64_t elsewhere;	/* lines that other slices hold */
 	struct output out;	/* where selected lines go */
@@ -36,6 +39,9 @@ struct engine {
 				 * status */
 	void (*notice)(struct bloom *, unsigned);	/* told of the
 				 * BLOOM_EV_* events of each add, if set */
+	void (*tick)(const struct engine *);	/* called after each group
+				 * of lines, if set: cheap, it sees lines
+				 * and bytes */
 };
 
 /* How a stream ended. */
@@ -48,7 +54,7 @@ enum stream_end {
 };
 
 /* Sets up e's buffers and line reader for the options already set in e
- * (delim above all); engine_free undoes it.  Returns 0, or -1 with errno
+ * (delim and fields); engine_free undoes it.  Returns 0, or -1 with errno
  * set. */
 int engine_init(struct engine *e);
 

@@ -52,6 +52,7 @@ free_buffers(struct lines *r)
 		free(r->group[i].hash);
 		free(r->group[i].found);
 	}
+	free(r->key);
 	if (r->wake[0] != -1) {
 		close(r->wake[0]);
 		close(r->wake[1]);
@@ -231,6 +232,40 @@ split(const struct lines *r, struct line_group *g, size_t *start,
 }
 
 /*
+ * Hashes the lines of g, or with fields the key of each.  Returns 0, or -1
+ * with errno set if no room could be had for a key; the lines before it
+ * are hashed and g holds only those.
+ */
+static int
+hash_lines(struct lines *r, struct line_group *g, const struct bloom *filter)
+{
+	size_t i, need, keylen;
+	unsigned char *bigger;
+
+	if (r->fields == NULL) {
+		for (i = 0; i < g->nlines; i++)
+			g->hash[i] = bloom_hash(filter, g->line[i].data,
+			    g->line[i].len);
+		return 0;
+	}
+	for (i = 0; i < g->nlines; i++) {
+		need = fields_key_max(r->fields, g->line[i].len);
+		if (need > r->key_cap) {
+			if ((bigger = realloc(r->key, need)) == NULL) {
+				g->nlines = i;
+				return -1;
+			}
+			r->key = bigger;
+			r->key_cap = need;
+		}
+		keylen = fields_key(r->fields, g->line[i].data, g->line[i].len,
+		    r->key);
+		g->hash[i] = bloom_hash(filter, r->key, keylen);
+	}
+	return 0;
+}
+
+/*
  * Fills g with the next lines: the bytes carried from the group before,
  * then one read's worth, or more while no line has ended.  At the end of
  * the input a last line without a terminator is still a line; after a
@@ -239,7 +274,7 @@ split(const struct lines *r, struct line_group *g, size_t *start,
 static void
 fill(struct lines *r, struct line_group *g, const struct bloom *filter)
 {
-	size_t len = r->carry_len, start = 0, scanned = r->carry_scanned, i;
+	size_t len = r->carry_len, start = 0, scanned = r->carry_scanned;
 	ssize_t n;
 
 	g->nlines = 0;
@@ -286,9 +321,14 @@ fill(struct lines *r, struct line_group *g, const struct bloom *filter)
 			g->last = start == len;
 		}
 	}
-	for (i = 0; i < g->nlines; i++)
-		g->hash[i] = bloom_hash(filter, g->line[i].data,
-		    g->line[i].len);
+	if (hash_lines(r, g, filter) == -1) {
+		r->eof = 1;
+		r->err = g->err = errno;
+		g->last = 0;
+		start = g->nlines > 0 ? (size_t)(g->line[g->nlines - 1].data +
+		    g->line[g->nlines - 1].len - g->buf) : 0;
+	}
+	g->bytes = start;
 	g->pretest = __atomic_load_n(&r->pretest, __ATOMIC_ACQUIRE);
 	if (g->pretest != NULL)
 		bloom_pretest(g->pretest, g->hash, g->nlines, g->found);
@@ -343,6 +383,12 @@ lines_start(struct lines *r, int fd, const struct bloom *filter,
 	r->threaded = 1;
 	if (pthread_create(&r->thread, NULL, helper, r) != 0)
 		r->threaded = 0;
+}
+
+void
+lines_fields(struct lines *r, const struct fields *f)
+{
+	r->fields = f;
 }
 
 void

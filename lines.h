@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "bloom.h"
+#include "fields.h"
 
 #define LINES_GROUPS	3	/* groups in flight: read, queued, in use */
 #define LINES_MAX	(1 << 16)	/* lines in a group, at most */
@@ -29,6 +30,8 @@ struct line_group {
 					 * answers of, or NULL */
 	unsigned char *found;	/* found by pretest */
 	size_t nlines;		/* lines in line and hash */
+	size_t bytes;		/* input bytes of the lines, with their
+				 * terminators */
 	int err;		/* errno of a read that failed after them, or 0 */
 	int last;		/* the input ends after them */
 };
@@ -40,6 +43,10 @@ struct lines {
 					 * the lines against, or NULL; see
 					 * lines_pretest */
 	unsigned char delim;		/* line terminator */
+	const struct fields *fields;	/* the key is these fields of a
+					 * line, or NULL for the whole line */
+	unsigned char *key;		/* the key of a line, with fields */
+	size_t key_cap;			/* size of key */
 	int fd;				/* the descriptor read */
 	int eof;			/* no more to read: end of input or
 					 * an error */
@@ -67,6 +74,10 @@ struct lines {
 /* Sets r up to read lines ending with delim.  Returns 0, or -1 with errno
  * set. */
 int lines_init(struct lines *r, unsigned char delim);
+
+/* Makes the key of each line the fields f selects (NULL: the whole line);
+ * f must stay as it is while r is used. */
+void lines_fields(struct lines *r, const struct fields *f);
 
 /* Starts reading fd, hashing the lines for filter and, if pretest is not
  * NULL, testing them against its segments (into each group's found): in a

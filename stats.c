@@ -135,6 +135,38 @@ print_time(FILE *fp, int64_t ms, const char *none)
 	    *none == 'n' ? "\"" : "");
 }
 
+char *
+stats_human(char *buf, size_t size, double bytes)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB",
+	    "PiB", "EiB" };
+	unsigned u = 0;
+
+	while (bytes >= 1024.0 && u < sizeof unit / sizeof unit[0] - 1) {
+		bytes /= 1024.0;
+		u++;
+	}
+	snprintf(buf, size, u == 0 ? "%.0f %s" : "%.1f %s", bytes, unit[u]);
+	return buf;
+}
+
+/* Writes n bytes in 1024-based units. */
+static void
+print_human(FILE *fp, uint64_t n)
+{
+	char buf[32];
+
+	fputs(stats_human(buf, sizeof buf, (double)n), fp);
+}
+
+/* Returns inserted as a percentage of capacity. */
+static double
+percent_of_capacity(const struct filter_stats *st)
+{
+	return st->capacity == 0 ? 0.0 : 100.0 * (double)st->inserted /
+	    (double)st->capacity;
+}
+
 /* The segment that shows hashes, for the one-line forms. */
 static unsigned
 main_segment(const struct bloom *b)
@@ -176,7 +208,9 @@ stats_print_text(FILE *fp, const char *path, const struct bloom *b,
 			fprintf(fp, "window_seconds: none (rotated by "
 			    "bloom rotate)\n");
 	}
-	fprintf(fp, "bytes: %" PRIu64 "\n", st->bytes);
+	fprintf(fp, "bytes: %" PRIu64 " (", st->bytes);
+	print_human(fp, st->bytes);
+	fputs(")\n", fp);
 	fprintf(fp, "bits: %" PRIu64 "\n", st->bits);
 	fprintf(fp, "hashes: %u\n", b->seg[main_segment(b)].info.hashes);
 	fprintf(fp, "seed: %" PRIu64 "\n", h->seed);
@@ -185,6 +219,7 @@ stats_print_text(FILE *fp, const char *path, const struct bloom *b,
 	print_rate(fp, h->target_fpr);
 	fputc('\n', fp);
 	fprintf(fp, "inserted: %" PRIu64 "\n", st->inserted);
+	fprintf(fp, "percent_of_capacity: %.1f\n", percent_of_capacity(st));
 	fprintf(fp, "bits_set: %" PRIu64 "\n", st->bits_set);
 	fprintf(fp, "fill: %.6f\n", st->fill);
 	fprintf(fp, "estimated_items: %.0f\n", st->estimated_items);
@@ -305,14 +340,15 @@ stats_print_json(FILE *fp, const char *path, const struct bloom *b,
 			fputs(",\"window_seconds\":null", fp);
 	}
 	fprintf(fp, ",\"bytes\":%" PRIu64 ",\"bits\":%" PRIu64
-	    ",\"hashes\":%u,\"seed\":%" PRIu64 ",\"capacity\":%" PRIu64
+	    ",\"hashes\":%u,\"seed\":\"%" PRIu64 "\",\"capacity\":%" PRIu64
 	    ",\"target_fpr\":", st->bytes, st->bits,
 	    b->seg[main_segment(b)].info.hashes, h->seed, st->capacity);
 	print_rate(fp, h->target_fpr);
-	fprintf(fp, ",\"inserted\":%" PRIu64
+	fprintf(fp, ",\"inserted\":%" PRIu64 ",\"percent_of_capacity\":%.1f"
 	    ",\"bits_set\":%" PRIu64 ",\"fill\":%.6f"
 	    ",\"estimated_items\":%.0f,\"estimated_fpr\":%.6g"
-	    ",\"over_capacity\":%s,\"segments\":[", st->inserted, st->bits_set,
+	    ",\"over_capacity\":%s,\"segments\":[", st->inserted,
+	    percent_of_capacity(st), st->bits_set,
 	    st->fill, st->estimated_items, st->estimated_fpr,
 	    st->over_capacity ? "true" : "false");
 	for (i = 0; i < b->nmapped; i++) {
@@ -335,4 +371,57 @@ stats_print_json(FILE *fp, const char *path, const struct bloom *b,
 		fputc('}', fp);
 	}
 	fputs("]}\n", fp);
+}
+
+/* Writes one planned segment: its size, hashes, capacity and rate. */
+static void
+print_planned(FILE *fp, const char *lead, const struct segment_info *s)
+{
+	fprintf(fp, "%s%" PRIu64 " bytes (", lead, s->nblocks * BLOCK_BYTES);
+	print_human(fp, s->nblocks * BLOCK_BYTES);
+	fprintf(fp, "), %" PRIu64 " blocks, %u hashes, capacity %" PRIu64
+	    ", fpr %.3g\n", s->nblocks, s->hashes, s->capacity, s->target_fpr);
+}
+
+void
+stats_print_plan(FILE *fp, const char *path, const struct bloom_header *h)
+{
+	struct segment_info next;
+	uint64_t offset, blocks = 0;
+	unsigned i;
+
+	for (i = 0; i < h->nsegments; i++)
+		blocks += h->seg[i].nblocks;
+	fprintf(fp, "file: %s (not created: --dry-run)\n", path);
+	fprintf(fp, "mode: %s\n", stats_mode_name(h->mode));
+	fprintf(fp, "bytes: %" PRIu64 " (", h->file_size);
+	print_human(fp, h->file_size);
+	fputs(")\n", fp);
+	fprintf(fp, "blocks: %" PRIu64 "\n", blocks);
+	fprintf(fp, "hashes: %u\n", h->seg[0].hashes);
+	fprintf(fp, "capacity: %" PRIu64 "%s\n", h->capacity,
+	    h->mode == MODE_GROW ? " (first segment)" : h->mode == MODE_WINDOW ?
+	    " (per window)" : "");
+	fputs("target_fpr: ", fp);
+	print_rate(fp, h->target_fpr);
+	fputc('\n', fp);
+	if (h->mode == MODE_FIXED)
+		return;
+	if (h->mode == MODE_WINDOW)
+		fprintf(fp, "generations: %" PRIu32 "\n", h->slots);
+	fprintf(fp, "segments: %" PRIu64 "\n", h->nsegments);
+	for (i = 0; i < h->nsegments; i++) {
+		fprintf(fp, "  %u: ", i);
+		print_planned(fp, "", &h->seg[i]);
+	}
+	/* A growable filter adds segments as it fills: show the next few. */
+	offset = h->file_size;
+	for (i = (unsigned)h->nsegments; h->mode == MODE_GROW && i < 4 &&
+	    i < h->slots; i++) {
+		if (segments_plan(h, i, offset, &next) != BLOOM_OK)
+			break;
+		fprintf(fp, "  %u, when the one before fills: ", i);
+		print_planned(fp, "", &next);
+		offset = next.offset + next.nblocks * BLOCK_BYTES;
+	}
 }

@@ -51,6 +51,15 @@ void stats_print_text(FILE *fp, const char *path, const struct bloom *b,
 void stats_print_json(FILE *fp, const char *path, const struct bloom *b,
     const struct filter_stats *st);
 
+/* Writes what create would make of the planned header h for path:
+ * bytes, blocks, hashes, capacity, rate, and the segments of a growable
+ * or windowed filter (for a growable one, the next few too). */
+void stats_print_plan(FILE *fp, const char *path, const struct bloom_header *h);
+
+/* Writes bytes into buf (size bytes) in 1024-based units, as "1.5 GiB"
+ * or "512 B", and returns buf. */
+char *stats_human(char *buf, size_t size, double bytes);
+
 /* Returns the name of mode m: "fixed", "grow" or "window". */
 const char *stats_mode_name(uint32_t m);
 

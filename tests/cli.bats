@@ -63,10 +63,10 @@ first_line() {
 
 @test "each command's help starts with its synopsis" {
 	#          status  first line                                          arguments
-	first_line 0 'usage: bloom add [-Nz] [--sync] filter [file ...]'       help add
-	first_line 0 'usage: bloom add [-Nz] [--sync] filter [file ...]'       add --help
-	first_line 0 'usage: bloom check [-cqvz] filter [file ...]'            help check
-	first_line 0 'usage: bloom check [-cqvz] filter [file ...]'            check --help
+	first_line 0 'usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [--no-create]' help add
+	first_line 0 'usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [--no-create]' add --help
+	first_line 0 'usage: bloom check [-cqvz] [-f list [-d delim]] [--progress] filter' help check
+	first_line 0 'usage: bloom check [-cqvz] [-f list [-d delim]] [--progress] filter' check --help
 	first_line 0 'usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]' help create
 	first_line 0 'usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]' create --help
 	first_line 0 'usage: bloom stats [--json] filter'                      help stats

@@ -232,7 +232,7 @@ usage: bloom rotate filter" rotate
 usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
                     [--grow [--growth factor]]
                     [--generations count [--window duration]] [--seed n]
-                    filter" create --window 1h w.bf
+                    [--dry-run] filter" create --window 1h w.bf
 	run -2 bloom create --growth 3 g.bf
 	[[ "$output" =~ "--growth needs --grow" ]]
 	run -2 bloom create --grow --generations 3 g.bf

@@ -1,0 +1,132 @@
+#!/usr/bin/env bats
+# add -f and check -f: the key is some fields of the line, as cut(1)
+# selects them; the whole line is what is written.  And add --dups.
+
+bats_require_minimum_version 1.5.0
+
+load helpers
+
+# Writes N CSV lines whose second field repeats: id,user-K,payload.
+csv() {
+	awk -v n="$1" 'BEGIN { srand(7); for (i = 1; i <= n; i++)
+		printf "%d,user-%d,%d\n", i, int(rand() * n / 4), int(rand() * 1000) }'
+}
+
+@test "add -f 2 -d , --new matches awk -F, '!seen[\$2]++' on generated CSV" {
+	csv 20000 >in.csv
+	awk -F, '!seen[$2]++' in.csv >want
+	big_filter f.bf
+	bloom add -f 2 -d , --new f.bf <in.csv >got
+	[ "$(wc -l <want)" -gt 4000 ]
+	cmp want got
+}
+
+@test "add -f 2 -d , --new at 1 %: a subsequence of awk's, short by at most the rate" {
+	csv 20000 >in.csv
+	awk -F, '!seen[$2]++' in.csv >want
+	bloom create --seed 1 -n 20000 -p 0.01 f.bf
+	bloom add -f 2 -d , --new f.bf <in.csv >got
+	# Every line written is one awk writes, in the same order.
+	python3 - want got <<'PY'
+import sys
+want = open(sys.argv[1]).read().splitlines()
+got = open(sys.argv[2]).read().splitlines()
+it = iter(want)
+assert all(line in it for line in got), "not a subsequence"
+lost = len(want) - len(got)
+print(len(want), len(got), lost)
+assert lost <= 0.01 * len(want), lost
+PY
+}
+
+@test "add -D writes every repeat, as awk -F, 'seen[\$2]++'" {
+	csv 20000 >in.csv
+	awk -F, 'seen[$2]++' in.csv >want
+	big_filter f.bf
+	bloom add -f 2 -d , -D f.bf <in.csv >got
+	cmp want got
+}
+
+@test "add --dups on whole lines is uniq -D on sorted input, every repeat" {
+	printf 'a\nb\na\nc\na\nb\n' >in
+	big_filter f.bf
+	run bloom add --dups f.bf in
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'a\na\nb')" ]
+}
+
+@test "add --new and --dups together is a usage error" {
+	run --separate-stderr bloom add --new --dups f.bf
+	[ "$status" -eq 2 ]
+	[ "${stderr_lines[0]}" = "bloom: add: --new and --dups do not go together" ]
+	[ ! -e f.bf ]
+}
+
+@test "the key is the selected fields joined by the separator; the line is written" {
+	big_filter f.bf
+	printf 'x\ty\tz\n' | bloom add -f 1,3 f.bf
+	# The same fields 1 and 3 with another field 2 are the same key.
+	row 0 "$(printf 'a\tb\tc')" "" check -v -f 1,3 f.bf \
+		<(printf 'a\tb\tc\nx\tQ\tz\n')
+	row 0 "$(printf 'x\tQ\tz')" "" check -f 1,3 f.bf <(printf 'a\tb\tc\nx\tQ\tz\n')
+	# As a whole line, "x<TAB>z" is that key.
+	row 0 "$(printf 'x\tz')" "" check f.bf <(printf 'x\tz\n')
+}
+
+@test "missing fields are empty: a line with fewer fields has empty ones" {
+	big_filter f.bf
+	printf 'a\n' | bloom add -f 1,3 -d , f.bf
+	# "a", "a,b" and "a,b," all have the key "a," (field 3 empty).
+	row 0 "$(printf 'a\na,b\na,b,')" "" check -f 1,3 -d , f.bf \
+		<(printf 'a\na,b\na,b,\na,b,c\n')
+	row 0 "a,b,c" "" check -v -f 1,3 -d , f.bf <(printf 'a\na,b\na,b,\na,b,c\n')
+	# A line with no second field has the empty key for -f 2.
+	printf '' | bloom add -f 2 -d , f.bf </dev/null
+	printf 'x,\n' | bloom add -f 2 -d , f.bf
+	row 0 "$(printf 'lonely\n,')" "" check -f 2 -d , f.bf <(printf 'lonely\n,\n')
+}
+
+@test "ranges: -f 2- is field 2 to the last, -f -2 fields 1 and 2" {
+	big_filter f.bf
+	printf 'b,c,d\n' | bloom add -f 1- -d , f.bf
+	row 0 "1,b,c,d" "" check -f 2- -d , f.bf <(printf '1,b,c,d\n2,b,c\n')
+	printf '1,2\n' | bloom add -d , -f 1- f.bf
+	row 0 "1,2,3,4" "" check -f -2 -d , f.bf <(printf '1,2,3,4\n1,3,3\n')
+	# Order and repeats in the list do not matter, as in cut.
+	row 0 "1,2,3,4" "" check -f 2,1,2 -d , f.bf <(printf '1,2,3,4\n')
+}
+
+@test "fields work with -z, -c and -q" {
+	big_filter f.bf
+	printf 'k1 a\0k2 b\0k1 c\0' | bloom add -z -f 1 -d ' ' --new f.bf >got
+	[ "$(tr '\0' '\n' <got)" = "$(printf 'k1 a\nk2 b')" ]
+	row 0 "2" "" check -c -f 1 -d ' ' f.bf <(printf 'k1 x\nk3 y\nk2 z\n')
+	row 0 "" "" check -q -f 1 -d ' ' f.bf <(printf 'k3 y\nk2 z\n')
+	row 1 "" "" check -q -f 1 -d ' ' f.bf <(printf 'k3 y\n')
+}
+
+@test "fields on a large input go through the reader thread the same" {
+	csv 300000 >in.csv
+	[ "$(wc -c <in.csv)" -gt 2000000 ]
+	awk -F, '!seen[$2]++' in.csv >want
+	bloom create --seed 3 -n 200000 -p 1e-7 f.bf
+	bloom add -f 2 -d , --new f.bf <in.csv >got
+	cmp want got
+	bloom check -c -f 2 -d , f.bf in.csv >count
+	[ "$(cat count)" -eq 300000 ]
+}
+
+@test "bad field lists and separators are usage errors" {
+	for list in 0 '' - 1-0 3-2 a 1,,2 1, 1048577 2x; do
+		run --separate-stderr bloom check -f "$list" f.bf
+		echo "list '$list': $status $stderr"
+		[ "$status" -eq 2 ]
+		[[ "${stderr_lines[0]}" == "bloom: check: -f takes a list of fields"*"not '$list'" ]]
+	done
+	row 2 "" "$(printf '%s\n%s\n%s' "bloom: add: -d takes one byte, not ',,'" \
+		"usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [--no-create]" \
+		"                 [--progress] [--sync] filter [file ...]")" add -f 1 -d ,, f.bf
+	run --separate-stderr bloom check -d , f.bf
+	[ "$status" -eq 2 ]
+	[ "${stderr_lines[0]}" = "bloom: check: -d needs -f" ]
+}

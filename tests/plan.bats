@@ -1,0 +1,108 @@
+#!/usr/bin/env bats
+# create --dry-run, the free-space check, add --no-create and
+# BLOOM_NO_CREATE, and the JSON seed.
+
+bats_require_minimum_version 1.5.0
+
+load helpers
+
+@test "create --dry-run prints the plan of a fixed filter and creates nothing" {
+	row 0 "file: f.bf (not created: --dry-run)
+mode: fixed
+bytes: 1243904 (1.2 MiB)
+blocks: 19372
+hashes: 6
+capacity: 1000000
+target_fpr: 0.01" "" create --dry-run --seed 1 f.bf
+	[ ! -e f.bf ]
+	# The plan is what create makes.
+	bloom create --seed 1 f.bf
+	[ "$(stat -c %s f.bf)" -eq 1243904 ]
+	[ "$(stats_field hashes f.bf)" -eq 6 ]
+}
+
+@test "create --dry-run of a growable filter shows its first segment and the next" {
+	run --separate-stderr bloom create --dry-run --grow -n 1000 g.bf
+	[ "$status" -eq 0 ]
+	[ "${lines[1]}" = "mode: grow" ]
+	[ "${lines[5]}" = "capacity: 1000 (first segment)" ]
+	[ "${lines[7]}" = "segments: 1" ]
+	[[ "${lines[8]}" == "  0: "*" capacity 1000, fpr 0.002" ]]
+	[[ "${lines[9]}" == "  1, when the one before fills: "*" capacity 2000, fpr 0.0016" ]]
+	[ ! -e g.bf ]
+}
+
+@test "create --dry-run of a windowed filter lists its generations" {
+	run --separate-stderr bloom create --dry-run --generations 3 -n 900 w.bf
+	[ "$status" -eq 0 ]
+	[ "${lines[7]}" = "generations: 3" ]
+	[ "${lines[8]}" = "segments: 3" ]
+	[[ "${lines[9]}" == "  0: "*" capacity 450, fpr "* ]]
+	[ "${#lines[@]}" -eq 12 ]
+	[ ! -e w.bf ]
+}
+
+@test "create --dry-run still refuses bad options" {
+	run -2 bloom create --dry-run -n 0 f.bf
+	[ ! -e f.bf ]
+}
+
+@test "create refuses a filter larger than the free space, before allocating" {
+	df -B1 --output=avail . | tail -1 >free
+	free=$(cat free)
+	[ "$free" -lt $((64 << 40)) ]
+	run --separate-stderr bloom create -s 64T big.bf
+	[ "$status" -eq 2 ]
+	[[ "$stderr" =~ ^"bloom: big.bf: needs 70368744181760 bytes (64.0 TiB) but its file system has "[0-9]+" bytes ("[0-9.]+" "[KMGT]"iB) free"$ ]]
+	[ ! -e big.bf ]
+	# Dry run says what it would take all the same.
+	run -0 bloom create --dry-run -s 64T big.bf
+	[ "${lines[2]}" = "bytes: 70368744181760 (64.0 TiB)" ]
+}
+
+@test "add --no-create and BLOOM_NO_CREATE=1 refuse to make a missing filter" {
+	row 2 "" "bloom: sen.bf: no such filter, and auto-create is off (--no-create)" \
+		add --no-create --new sen.bf < <(echo a)
+	[ ! -e sen.bf ]
+	BLOOM_NO_CREATE=1 run --separate-stderr bloom add --new sen.bf < <(echo a)
+	[ "$status" -eq 2 ]
+	[ "$output" = "" ]
+	[ "$stderr" = "bloom: sen.bf: no such filter, and auto-create is off (BLOOM_NO_CREATE)" ]
+	[ ! -e sen.bf ]
+	# An existing filter is added to as ever.
+	bloom create -n 100 seen.bf
+	BLOOM_NO_CREATE=1 run -0 bloom add --no-create --new seen.bf < <(echo a)
+	[ "$output" = a ]
+}
+
+@test "auto-create stays on by default and with BLOOM_NO_CREATE=0; the message says how to turn it off" {
+	BLOOM_NO_CREATE=0 run --separate-stderr bloom add new.bf < <(echo a)
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "bloom: new.bf: created growable, for 1000000 items at first, at fpr 0.01 (1730880 bytes); --no-create or BLOOM_NO_CREATE=1 turns this off" ]
+	[ -e new.bf ]
+}
+
+@test "stats --json writes the seed as a string that create --seed takes back" {
+	for seed in 0 42 18446744073709551615 9007199254740993; do
+		bloom create -f -n 1000 --seed "$seed" a.bf
+		json=$(bloom stats --json a.bf)
+		[[ "$json" == *"\"seed\":\"$seed\""* ]]
+		back=$(printf '%s' "$json" | python3 -c 'import json, sys; print(json.load(sys.stdin)["seed"])')
+		[ "$back" = "$seed" ]
+		bloom create -f -n 1000 --seed "$back" b.bf
+		[ "$(stats_field seed b.bf)" = "$seed" ]
+	done
+}
+
+@test "stats: percent_of_capacity in both forms, and the size in human units" {
+	bloom create --seed 5 -n 1000 -p 1e-6 f.bf
+	keys 250 | bloom add f.bf
+	[ "$(stats_field percent_of_capacity f.bf)" = "25.0" ]
+	[[ "$(stats_field bytes f.bf)" =~ ^[0-9]+" ("[0-9.]+" KiB)"$ ]]
+	run -0 bloom stats --json f.bf
+	printf '%s' "$output" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["percent_of_capacity"] == 25.0, d["percent_of_capacity"]
+assert isinstance(d["bytes"], int)'
+}
