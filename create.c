@@ -354,6 +354,9 @@ bloom_plan_like(const struct bloom *tmpl, uint32_t slice, uint32_t slices,
 		h->slices = slices;
 		h->whole_nblocks = t->seg[0].nblocks;
 		h->seg[0].nblocks = t->seg[0].nblocks / slices;
+		/* A slice holds its share of the keys. */
+		h->capacity = t->capacity / slices + (t->capacity % slices != 0);
+		h->seg[0].capacity = h->capacity;
 	}
 	lay_out(h);
 	return BLOOM_OK;

@@ -445,14 +445,13 @@ parse_v2(const unsigned char *buf, size_t len, uint64_t file_size,
 		return BLOOM_EEPOCH;
 	if (len < V2_HEADER_SIZE + (uint64_t)h->slots * SLOT_SIZE)
 		return BLOOM_ESHORT;
-	if (file_size < h->data_offset) {
-		h->file_size = h->data_offset;
-		return BLOOM_ESIZE;
-	}
+	/* The table is read as if the file were as long as a filter may
+	 * be, so that a file cut short says how long it should be. */
 	min_offset = h->data_offset;
 	for (i = 0; i < h->nsegments; i++) {
 		s = format_slot_parse(buf + V2_HEADER_SIZE + i * SLOT_SIZE, i,
-		    h, min_offset, file_size, &h->seg[i]);
+		    h, min_offset, file_size > FORMAT_FILE_MAX ? file_size :
+		    FORMAT_FILE_MAX, &h->seg[i]);
 		if (s != BLOOM_OK)
 			return s;
 		end = h->seg[i].offset + h->seg[i].nblocks * BLOCK_BYTES;

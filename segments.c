@@ -37,7 +37,6 @@
 
 #define LOCK_LIST	0	/* byte held to grow or rotate */
 #define LOCK_ADD	1	/* byte adders of a window hold */
-#define FILE_MAX	((uint64_t)1 << 47)	/* bytes a filter may have */
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 #define le64(v)	__builtin_bswap64(v)
@@ -150,7 +149,8 @@ segments_plan(const struct bloom_header *h, unsigned i, uint64_t offset,
 	s->hashes = p.hashes;
 	s->capacity = p.capacity;
 	s->target_fpr = p.target_fpr;
-	if (offset > FILE_MAX || s->nblocks * BLOCK_BYTES > FILE_MAX - offset)
+	if (offset > FORMAT_FILE_MAX ||
+	    s->nblocks * BLOCK_BYTES > FORMAT_FILE_MAX - offset)
 		return BLOOM_ETOOBIG;
 	return BLOOM_OK;
 }
