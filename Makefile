@@ -84,7 +84,7 @@ tests/fuzz/header: tests/fuzz/header.c format.c hash.c params.c $(HDR)
 
 fuzz: tests/fuzz/header
 	mkdir -p $(FUZZ_CORPUS)
-	tests/fuzz/header -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	tests/fuzz/header -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
 		$(FUZZ_CORPUS) tests/fuzz/seeds
 
 install: bloom

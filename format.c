@@ -441,7 +441,7 @@ parse_v2(const unsigned char *buf, size_t len, uint64_t file_size,
 	if (h->nsegments == 0 || h->nsegments > h->slots ||
 	    (h->mode != MODE_GROW && h->nsegments != h->slots))
 		return BLOOM_ENSEGMENTS;
-	if (h->mode != MODE_WINDOW && h->epoch != 0)
+	if (h->mode != MODE_WINDOW ? h->epoch != 0 : h->epoch > EPOCH_MAX)
 		return BLOOM_EEPOCH;
 	if (len < V2_HEADER_SIZE + (uint64_t)h->slots * SLOT_SIZE)
 		return BLOOM_ESHORT;

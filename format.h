@@ -21,6 +21,8 @@
 #define GROWTH_MIN		1.25	/* growth factor of a growable filter */
 #define GROWTH_MAX		16.0
 #define WINDOW_MS_MAX	((uint64_t)1 << 52)	/* about 142 000 years */
+#define EPOCH_MAX	((uint64_t)1 << 62)	/* generations a window may
+						 * reach: never wraps */
 #define FORMAT_FILE_MAX	((uint64_t)1 << 47)	/* bytes a filter may have */
 
 /* Offsets of the fields that change while a v2 filter is in use, outside

@@ -339,8 +339,13 @@ segments_refresh(struct bloom *b)
 		b->target = b->nmapped - 1;
 		break;
 	case MODE_WINDOW:
+		/* Another process may have written anything there. */
 		file_epoch = counter_read(head_word(b, V2_OFF_EPOCH));
+		if (file_epoch > EPOCH_MAX)
+			return BLOOM_EEPOCH;
 		b->epoch = clock_epoch(&b->hdr);
+		if (b->epoch > EPOCH_MAX)
+			b->epoch = EPOCH_MAX;
 		if (b->epoch < file_epoch)
 			b->epoch = file_epoch;
 		b->nlive = 0;
@@ -389,8 +394,14 @@ rotate_to(struct bloom *b, uint64_t to, unsigned event)
 		goto out;
 	}
 	from = counter_read(head_word(b, V2_OFF_EPOCH));
+	if (from > EPOCH_MAX) {
+		s = BLOOM_EEPOCH;
+		goto done;
+	}
 	if (to < from)
 		to = from;
+	if (to > EPOCH_MAX)
+		to = EPOCH_MAX;
 	start = to >= g - 1 ? to - (g - 1) : 0;
 	if (start <= from)
 		start = from + 1;

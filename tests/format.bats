@@ -1,105 +1,183 @@
 #!/usr/bin/env bats
-# Tests of the file format: the header bloom create writes, byte for byte,
-# and the validation that stats, check and add do on opening a filter, with
-# the message for each way a file can be wrong.
+# Version 1 compatibility: files in the format bloom 1.0 wrote, built here
+# byte by byte (make_v1 in helpers.bash), must keep working: the same
+# answers, the same bits set, only the inserted counter changed by add,
+# and the same message for each way such a file can be wrong.  The layout
+# is in the comment at the top of format.c; format2.bats tests version 2.
 #
-# bloom_header_parse checks in this order: length against the magic, magic,
-# length against the header, version, header size, layout, hash, reserved
-# bytes, bit count, hash count, capacity, target fpr, checksum, file size.
-# A corrupted field is caught by its own check before the checksum is
-# compared, so most tests below change one field and leave the checksum.
+# bloom_header_parse checks a v1 file in this order: length against the
+# magic, magic, length against the seed, version, header size, length
+# against the header, layout, hash, reserved bytes, bit count, hash count,
+# capacity, target fpr, checksum, file size.  A corrupted field is caught
+# by its own check before the checksum is compared, so most tests below
+# change one field and leave the checksum.
 
 bats_require_minimum_version 1.5.0
 load helpers
 
-# The good filter, made once and copied by good(): create syncs, which is
-# slow.
+# The good filter, made once and copied by good().
 setup_file() {
 	local bloom="$BATS_TEST_DIRNAME/../bloom"
 
-	"$bloom" create -n 1000 -p 0.01 --seed 42 "$BATS_FILE_TMPDIR/good.bf" &&
+	make_v1 "$BATS_FILE_TMPDIR/good.bf" 1000 0.01 42 10240 7 &&
 		keys 10 | "$bloom" add "$BATS_FILE_TMPDIR/good.bf"
 }
 
-# Makes f.bf: 1000 items at 0.01, seed 42, 10 keys added.  1408 bytes:
-# the 128-byte header and 20 blocks of 64 bytes.
+# Makes f.bf, a v1 filter: 1000 items at 0.01, seed 42, 7 hashes, 10 keys
+# added.  1408 bytes: the 128-byte header and 20 blocks of 64 bytes.
 good() {
 	cp "$BATS_FILE_TMPDIR/good.bf" f.bf
 }
 
-# put FILE OFFSET HEX...: overwrites the bytes of FILE from OFFSET on.
-put() {
-	local file=$1 off=$2
-
-	shift 2
-	printf "$(printf '\\x%s' "$@")" |
-		dd of="$file" bs=1 seek="$off" conv=notrunc status=none
-}
-
-# Prints LEN bytes of FILE from OFFSET as one word of hex pairs.
-hex_at() {
-	od -An -v -tx1 -j "$2" -N "$3" "$1" | tr -d ' \n'
-}
-
-# Prints XXH3-64, seed 0, of the first 64 bytes of FILE, as its
-# little-endian bytes in hex: what the header holds at offset 64.
-xxh3_of_header() {
-	head -c 64 "$1" | xxhsum -H3 --little-endian | awk '{ print $NF }'
-}
-
-# Rewrites the checksum of FILE's header to match its fields.
+# Rewrites the checksum of the v1 header of FILE to match its fields.
 fix_checksum() {
-	local sum
-
-	sum=$(xxh3_of_header "$1")
-	[ "${#sum}" -eq 16 ] || { echo "xxhsum printed '$sum'"; return 1; }
-	put "$1" 64 $(echo "$sum" | sed 's/../& /g')
+	put "$1" 64 "$(xxh3_at "$1" 0 64 0)"
 }
 
-need_xxhsum() {
-	command -v xxhsum >/dev/null ||
-		{ echo "xxhsum not found: install xxHash (Debian: xxhash)"; return 1; }
+# v1_model NBLOCKS HASHES SEED OPS BITS: an implementation of the v1
+# layout apart from bloom's, in python3 over the hashes tests/hashsum
+# prints: the block is the high 64 bits of hash * NBLOCKS, the positions
+# come from the SplitMix64 sequence seeded with the hash, 9 bits each
+# (3 for the 64-bit word, 6 for the bit in it), 7 to an output.  Reads
+# the file OPS, lines "add KEY", "new KEY" (an add that says whether the
+# key was new) or "check KEY", done in order on an empty array; prints
+# "new KEY" for a new KEY that set a bit, "in KEY" or "out KEY" for a
+# check, then "inserted N"; writes the array to the file BITS.
+v1_model() {
+	python3 - "$root/tests/hashsum" "$@" <<-'EOF'
+	import os, subprocess, sys
+	hashsum, nblocks, hashes, seed, ops, out = sys.argv[1:]
+	nblocks, hashes = int(nblocks), int(hashes)
+	ops = [line.split(" ", 1) for line in open(ops).read().splitlines()]
+	keys = sorted({key for _, key in ops})
+	os.mkdir("model-keys")
+	paths = []
+	for i, key in enumerate(keys):
+	    paths.append("model-keys/%d" % i)
+	    with open(paths[-1], "wb") as f:
+	        f.write(key.encode())
+	sums = subprocess.run([hashsum, "-s", seed] + paths, check=True,
+	    capture_output=True, text=True).stdout.splitlines()
+	assert len(sums) == len(keys)
+	hash_of = {}
+	for line in sums:
+	    h, path = line.split("  ", 1)
+	    hash_of[keys[int(path.split("/")[1])]] = int(h, 16)
+	M = 2**64 - 1
+	def splitmix(z):
+	    z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & M
+	    z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & M
+	    return z ^ (z >> 31)
+	def positions(h):
+	    block = (h * nblocks) >> 64
+	    state, left = h, hashes
+	    while left > 0:
+	        n = min(left, 7)
+	        left -= n
+	        state = (state + 0x9e3779b97f4a7c15) & M
+	        bits = splitmix(state)
+	        for _ in range(n):
+	            word, bit = (bits >> 6) & 7, bits & 63
+	            yield block * 64 + word * 8 + bit // 8, 1 << (bit % 8)
+	            bits >>= 9
+	array = bytearray(nblocks * 64)
+	inserted = 0
+	for op, key in ops:
+	    pos = list(positions(hash_of[key]))
+	    there = all(array[i] & mask for i, mask in pos)
+	    if op == "check":
+	        print(("in " if there else "out ") + key)
+	    elif not there:
+	        for i, mask in pos:
+	            array[i] |= mask
+	        inserted += 1
+	        if op == "new":
+	            print("new " + key)
+	print("inserted %d" % inserted)
+	with open(out, "wb") as f:
+	    f.write(array)
+	EOF
 }
 
-# State of FILE to compare before and after: content, or the listing of
-# what is not a regular file.
-state_of() {
-	if [ -f "$1" ] && [ -r "$1" ]; then
-		cksum <"$1"
-	else
-		stat -c %F "$1" 2>&1 || true
-	fi
+# Prints the lines of the model's output that start with WORD, without it.
+model_lines() {
+	sed -n "s/^$1 //p" model.out
 }
 
-# rejected FILE MESSAGE [COMMAND...]: each COMMAND (default stats, check
-# and add) on FILE exits 2, prints nothing on stdout and exactly
-# "bloom: FILE: MESSAGE" on stderr, and leaves FILE as it was.
-rejected() {
-	local file=$1 message=$2 cmd before cmds
+# unchanged_v1 NBITS HASHES SEED CAPACITY FPR N: the whole story of a v1
+# file f.bf built with these fields, against v1_model: key-1 .. key-N
+# added, then add --new over key-(0.8 N + 1) .. key-(1.4 N), then check
+# and check -v over key-1 .. key-(2 N).  Each step answers what the model
+# does, leaves the bits the model sets and the header as it was but for
+# the inserted counter, and stats reads it as a version 1 fixed filter.
+unchanged_v1() {
+	local nbits=$1 hashes=$2 seed=$3 capacity=$4 fpr=$5 n=$6 size
 
-	shift 2
-	cmds=("$@")
-	[ "${#cmds[@]}" -gt 0 ] || cmds=(stats check add)
-	before=$(state_of "$file")
-	for cmd in "${cmds[@]}"; do
-		run --separate-stderr bloom "$cmd" "$file" </dev/null
-		[ "$status" -eq 2 ] ||
-			{ echo "$cmd: status $status, stderr: $stderr"; return 1; }
-		[ "$output" = "" ] || { echo "$cmd: stdout: $output"; return 1; }
-		[ "$stderr" = "bloom: $file: $message" ] ||
-			{ echo "$cmd: stderr: $stderr"; return 1; }
-		[ "$(state_of "$file")" = "$before" ] ||
-			{ echo "$cmd changed $file"; return 1; }
-	done
+	need_xxhsum
+	need_hashsum
+	size=$((128 + nbits / 8))
+	make_v1 f.bf "$capacity" "$fpr" "$seed" "$nbits" "$hashes"
+	head -c 128 f.bf >header.before
+	keys "$n" >first
+	keys $((n * 7 / 5)) | sed -n "$((n * 4 / 5 + 1)),\$p" >again
+	keys $((n * 2)) >queries
+	{
+		sed 's/^/add /' first
+		sed 's/^/new /' again
+		sed 's/^/check /' queries
+	} >ops
+	v1_model $((nbits / 512)) "$hashes" "$seed" ops model.bits >model.out
+	echo "model: $(model_lines new | wc -l) new, $(model_lines in | wc -l) in," \
+		"$(model_lines out | wc -l) out, inserted $(model_lines inserted)"
+	# Neither the repeats nor the keys never added are all one answer.
+	[ "$(model_lines new | wc -l)" -lt "$(wc -l <again)" ]
+	[ -n "$(model_lines out)" ]
+
+	# Plain add, then add --new: the new lines are the model's, and so is
+	# the inserted counter, the only header field that changes.
+	bloom add f.bf first
+	run --separate-stderr bloom add --new f.bf again
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "" ]
+	[ "$output" = "$(model_lines new)" ]
+	[ "$(stat -c %s f.bf)" -eq "$size" ]
+	cmp <(head -c 72 f.bf) <(head -c 72 header.before)
+	cmp <(tail -c +81 f.bf | head -c 48) <(tail -c +81 header.before)
+	[ "$(hex_at f.bf 72 8)" = "$(le 8 "$(model_lines inserted)")" ]
+	# The bits, byte for byte.
+	cmp <(tail -c +129 f.bf) model.bits
+
+	# check and check -v answer as the model does.
+	run --separate-stderr bloom check f.bf queries
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "" ]
+	[ "$output" = "$(model_lines in)" ]
+	run --separate-stderr bloom check -v f.bf queries
+	[ "$stderr" = "" ]
+	[ "$output" = "$(model_lines out)" ]
+	[ "$status" -eq "$([ -n "$output" ] && echo 0 || echo 1)" ]
+
+	# stats reads the header as it is.
+	[ "$(stats_field format f.bf)" = 1 ]
+	[ "$(stats_field mode f.bf)" = fixed ]
+	[ "$(stats_field bytes f.bf | cut -d' ' -f1)" = "$size" ]
+	[ "$(stats_field bits f.bf)" = "$nbits" ]
+	[ "$(stats_field hashes f.bf)" = "$hashes" ]
+	[ "$(stats_field seed f.bf)" = "$(printf '%u' "$seed")" ]
+	[ "$(stats_field capacity f.bf)" = "$capacity" ]
+	[ "$(stats_field inserted f.bf)" = "$(model_lines inserted)" ]
+	[ "$(stats_field segments f.bf)" = 1 ]
 }
 
-# ---- The header as written.
+# ---- The header as bloom 1.0 wrote it.
 
-@test "create -n 1000 -p 0.01 --seed 42 writes the documented header" {
+@test "make_v1 writes the header bloom 1.0 create -n 1000 -p 0.01 --seed 42 wrote" {
 	local off len want what
 
-	bloom create -n 1000 -p 0.01 --seed 42 f.bf
+	need_xxhsum
+	make_v1 f.bf 1000 0.01 42 10240 7
 	[ "$(stat -c %s f.bf)" -eq 1408 ]
+	# These are the bytes bloom 1.0 wrote, checksum included.
 	while read -r off len want what; do
 		[ "$(hex_at f.bf "$off" "$len")" = "$want" ] || {
 			echo "$what at $off: $(hex_at f.bf "$off" "$len"), want $want"
@@ -121,30 +199,80 @@ rejected() {
 	72	8	0000000000000000	inserted 0
 	80	48	$(printf '%096d' 0)	reserved
 	EOF
-	# The bit array is all zero.
 	tail -c +129 f.bf | cmp -s - <(head -c 1280 /dev/zero)
 }
 
-@test "the target fpr is stored as a little-endian IEEE 754 double" {
-	bloom create -n 1000 -p 0.01 --seed 42 f.bf
-	[ "$(hex_at f.bf 56 8)" = "$(python3 -c 'import struct; print(struct.pack("<d", 0.01).hex())')" ]
+@test "a version 1 filter is read as such: stats" {
+	local name want
+
+	make_v1 f.bf 1000 0.01 42 10240 7
+	run --separate-stderr bloom stats f.bf
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "" ]
+	while read -r name want; do
+		[ "$(printf '%s\n' "$output" | sed -n "s/^$name: //p")" = "$want" ] ||
+			{ echo "$name: want '$want'"; return 1; }
+	done <<-EOF
+	format		1
+	layout		blocked512 (512-bit blocks)
+	hash		xxh3-64
+	mode		fixed
+	bytes		1408 (1.4 KiB)
+	bits		10240
+	hashes		7
+	seed		42
+	capacity	1000
+	target_fpr	0.01
+	inserted	0
+	bits_set	0
+	segments	1
+	EOF
 }
 
-@test "the checksum is XXH3-64, seed 0, of header bytes 0 to 63" {
+# ---- Answers and bits unchanged.
+
+@test "a v1 file of 20 blocks and 7 hashes: answers and bits unchanged" {
+	unchanged_v1 10240 7 42 1000 0.01 500
+}
+
+@test "a v1 file of 3 blocks and 16 hashes (three SplitMix64 outputs a key)" {
+	unchanged_v1 1536 16 0xfedcba9876543210 100 0.001 20
+}
+
+@test "a v1 file of 1 block and 32 hashes" {
+	unchanged_v1 512 32 0 10 0.5 5
+}
+
+@test "a v1 file of 257 blocks and 1 hash" {
+	unchanged_v1 131584 1 12345 20000 0.3 3000
+}
+
+@test "the bits of key-1 .. key-500 in the 20-block filter are those bloom 1.0 set" {
 	need_xxhsum
-	bloom create -n 1000 -p 0.01 --seed 42 f.bf
-	[ "$(hex_at f.bf 64 8)" = "$(xxh3_of_header f.bf)" ]
-	bloom create -s 1M -p 0.001 --seed 0xdeadbeef g.bf
-	[ "$(hex_at g.bf 64 8)" = "$(xxh3_of_header g.bf)" ]
+	make_v1 f.bf 1000 0.01 42 10240 7
+	keys 500 | bloom add f.bf
+	# XXH3-64 of the 1280 bytes of bits that bloom 1.0 (commit 9f0cdde)
+	# left after the same add.
+	[ "$(xxh3_at f.bf 128 1280 0)" = 33a512f2da63d940 ]
+	[ "$(hex_at f.bf 72 8)" = "$(le 8 500)" ]
 }
 
-@test "add changes the inserted counter and the bits, not the checksummed fields" {
-	bloom create -n 1000 -p 0.01 --seed 42 f.bf
-	head -c 72 f.bf >before
-	keys 500 | bloom add f.bf
-	head -c 72 f.bf | cmp -s - before
-	[ "$(hex_at f.bf 72 8)" = "f401000000000000" ]	# 500
-	[ "$(hex_at f.bf 80 48)" = "$(printf '%096d' 0)" ]
+@test "add to a v1 file leaves it version 1, whatever it adds" {
+	make_v1 f.bf 1000 0.01 42 10240 7
+	keys 5000 | bloom add f.bf
+	[ "$(stat -c %s f.bf)" -eq 1408 ]
+	[ "$(hex_at f.bf 8 8)" = 0100000080000000 ]
+	[ "$(stats_field format f.bf)" = 1 ]
+	[ "$(stats_field segments f.bf)" = 1 ]
+	run -0 bloom check -c f.bf < <(keys 5000)
+	[ "$output" = 5000 ]
+}
+
+@test "the inserted counter stops at 2^64 - 1 rather than wrapping" {
+	make_v1 f.bf 1000 0.01 42 10240 7
+	put f.bf 72 feffffffffffffff
+	keys 3 | bloom add f.bf
+	[ "$(hex_at f.bf 72 8)" = ffffffffffffffff ]
 }
 
 # ---- Files that are not filters at all.
@@ -168,26 +296,44 @@ rejected() {
 @test "a short text file"	{ echo 'hello, world' >f.bf; rejected f.bf "not a bloom filter (bad magic)"; }
 @test "magic byte 1 changed"	{ good; put f.bf 1 62; rejected f.bf "not a bloom filter (bad magic)"; }
 @test "magic byte 7 changed"	{ good; put f.bf 7 0d; rejected f.bf "not a bloom filter (bad magic)"; }
+@test "a filter cut to 31 bytes" { good; truncate -s 31 f.bf; rejected f.bf "not a bloom filter (too short)"; }
 @test "a filter cut to 100 bytes" { good; truncate -s 100 f.bf; rejected f.bf "not a bloom filter (too short)"; }
 @test "a filter cut to 127 bytes" { good; truncate -s 127 f.bf; rejected f.bf "not a bloom filter (too short)"; }
 
 # ---- One header field wrong: its own message, whatever the checksum.
 
-@test "version 2" {
-	good; put f.bf 8 02
-	rejected f.bf "unsupported format version 2 (this bloom reads version 1)"
+@test "version 3" {
+	good; put f.bf 8 03
+	rejected f.bf "unsupported format version 3 (this bloom reads versions 1 and 2)"
 }
 @test "version 0" {
 	good; put f.bf 8 00
-	rejected f.bf "unsupported format version 0 (this bloom reads version 1)"
+	rejected f.bf "unsupported format version 0 (this bloom reads versions 1 and 2)"
 }
 @test "version 257" {
 	good; put f.bf 9 01
-	rejected f.bf "unsupported format version 257 (this bloom reads version 1)"
+	rejected f.bf "unsupported format version 257 (this bloom reads versions 1 and 2)"
 }
-@test "version 2 wins over every later problem" {
-	good; put f.bf 8 02; put f.bf 16 07; put f.bf 100 01; put f.bf 40 00
-	rejected f.bf "unsupported format version 2 (this bloom reads version 1)"
+@test "version 2^32 - 1" {
+	good; put f.bf 8 ffffffff
+	rejected f.bf "unsupported format version 4294967295 (this bloom reads versions 1 and 2)"
+}
+@test "version 3 wins over every later problem" {
+	good; put f.bf 8 03; put f.bf 16 07; put f.bf 100 01; put f.bf 40 00
+	rejected f.bf "unsupported format version 3 (this bloom reads versions 1 and 2)"
+}
+@test "version 2 with the v1 header size 128" {
+	good; put f.bf 8 02
+	rejected f.bf "corrupt header (bad header size)"
+}
+@test "version 2 with the v1 header size, checksum fixed" {
+	need_xxhsum
+	good; put f.bf 8 02; fix_checksum f.bf
+	rejected f.bf "corrupt header (bad header size)"
+}
+@test "header size 256, that of version 2" {
+	good; put f.bf 12 00 01
+	rejected f.bf "corrupt header (bad header size)"
 }
 @test "header size 64"		{ good; put f.bf 12 40; rejected f.bf "corrupt header (bad header size)"; }
 @test "header size 129"		{ good; put f.bf 12 81; rejected f.bf "corrupt header (bad header size)"; }
@@ -286,6 +432,10 @@ rejected() {
 	good; truncate -s 1472 f.bf
 	rejected f.bf "size mismatch (file is not the 1408 bytes its header says)"
 }
+@test "a filter grown to a page, as a v2 segment would be" {
+	good; truncate -s 4096 f.bf
+	rejected f.bf "size mismatch (file is not the 1408 bytes its header says)"
+}
 
 # ---- With the checksum recomputed, a changed header is accepted as such.
 
@@ -295,7 +445,7 @@ rejected() {
 	run --separate-stderr bloom stats f.bf
 	[ "$status" -eq 0 ]
 	[ "$stderr" = "" ]
-	[ "${lines[7]}" = "capacity: 2000" ]
+	[ "$(stats_field capacity f.bf)" = 2000 ]
 	run --separate-stderr bloom check f.bf < <(keys 10)
 	[ "$status" -eq 0 ]
 	[ "$output" = "$(keys 10)" ]
@@ -309,8 +459,8 @@ rejected() {
 	run --separate-stderr bloom stats f.bf
 	[ "$status" -eq 0 ]
 	[ "$stderr" = "" ]
-	[ "${lines[3]}" = "bytes: 2688" ]
-	[ "${lines[4]}" = "bits: 20480" ]
+	[ "$(stats_field bytes f.bf | cut -d' ' -f1)" = 2688 ]
+	[ "$(stats_field bits f.bf)" = 20480 ]
 }
 
 @test "bit count near 2^48 and checksum fixed: size mismatch without overflow" {
@@ -331,5 +481,5 @@ rejected() {
 	run --separate-stderr bloom stats f.bf
 	[ "$status" -eq 0 ]
 	[ "$stderr" = "" ]
-	[ "${lines[9]}" = "inserted: 12345" ]
+	[ "$(stats_field inserted f.bf)" = 12345 ]
 }
