@@ -9,10 +9,12 @@ load helpers
 usage='usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
                     [--slices n] [--grow [--growth factor]]
                     [--generations count [--window duration]] [--seed n]
-                    filter
+                    [--dry-run] filter
        bloom create --like template [-f] [--slice i/n] filter
-       bloom add [-Nz] [--sync] filter [file ...]
-       bloom check [-cqvz] filter [file ...]
+       bloom add [-D | -N] [-z] [-f list [-d delim]] [--no-create]
+                 [--progress] [--sync] filter [file ...]
+       bloom check [-cqvz] [-f list [-d delim]] [--progress] filter
+                   [file ...]
        bloom stats [--json] filter
        bloom rotate filter
        bloom merge filter source ...
@@ -38,10 +40,10 @@ first_line() {
 @test "bloom --help writes the usage and the help of every command" {
 	run -0 --separate-stderr bloom --help
 	[ "$stderr" = "" ]
-	[ "$(printf '%s\n' "${lines[@]:0:13}")" = "$usage" ]
+	[ "$(printf '%s\n' "${lines[@]:0:15}")" = "$usage" ]
 	# Then a blank line and the description, and each command's help.
 	[ "${output:${#usage}:2}" = $'\n\n' ]
-	[ "${lines[13]}" = "A Bloom filter in a file: add lines, then ask whether a line was seen." ]
+	[ "${lines[15]}" = "A Bloom filter in a file: add lines, then ask whether a line was seen." ]
 	[[ $output == *$'\ncreate: Create an empty filter file sized for the given capacity and false-\n'* ]]
 	[[ $output == *$'\nadd: Add lines to the filter.  A missing filter is created growable, for\n'* ]]
 	[[ $output == *$'\ncheck: Write the lines that may be in the filter.\n'* ]]
@@ -82,18 +84,27 @@ first_line() {
 
 @test "bloom help add is bloom add --help, in full" {
 	run -0 bloom help add
-	[ "$output" = 'usage: bloom add [-Nz] [--sync] filter [file ...]
+	[ "$output" = 'usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [--no-create]
+                 [--progress] [--sync] filter [file ...]
 
 Add lines to the filter.  A missing filter is created growable, for
-1000000 lines at first and a rate of 0.01.
+1000000 lines at first and a rate of 0.01, unless --no-create is
+given or BLOOM_NO_CREATE is set to 1.
   -N, --new    write the lines that were not yet in the filter
+  -D, --dups   write the lines that were already in it, every repeat
+  -f list      the key is these fields (1,3 or 2- as in cut), not the
+               whole line; missing fields are empty
+  -d delim     the field separator, one byte (default TAB)
   -z           lines end with NUL, not newline
-  --sync       write the filter to stable storage before exiting' ]
+  --no-create  fail if the filter does not exist
+  --progress   a status line on standard error as it goes
+  --sync       write the filter to stable storage before exiting
+SIGUSR1 prints one status line.' ]
 	[ "$output" = "$(bloom add --help)" ]
 	run -0 bloom help create
 	[ "${lines[1]}" = '                    [--slices n] [--grow [--growth factor]]' ]
 	[ "${lines[2]}" = '                    [--generations count [--window duration]] [--seed n]' ]
-	[ "${lines[3]}" = '                    filter' ]
+	[ "${lines[3]}" = '                    [--dry-run] filter' ]
 	[ "${lines[4]}" = '       bloom create --like template [-f] [--slice i/n] filter' ]
 	[ "$output" = "$(bloom create --help)" ]
 	[ "$(bloom help check)" = "$(bloom check --help)" ]

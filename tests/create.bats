@@ -9,7 +9,7 @@ load helpers
 usage='usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
                     [--slices n] [--grow [--growth factor]]
                     [--generations count [--window duration]] [--seed n]
-                    filter
+                    [--dry-run] filter
        bloom create --like template [-f] [--slice i/n] filter'
 
 # Lists the files of the test's directory but bats' own (run
@@ -18,10 +18,13 @@ entries() {
 	ls -A --ignore='separate-stderr-*'
 }
 
-# Prints the sizing of filter FILE from its stats, on one line.
+# Prints the sizing of filter FILE from its stats, on one line: bytes as
+# the number alone, without the size in 1024-based units that follows it.
 sizing() {
 	bloom stats "$1" | awk -F': ' '
 	    $1 ~ /^(bytes|bits|hashes|capacity|target_fpr)$/ {
+		if ($1 == "bytes")
+			sub(/ \([0-9.]+ [KMGT]?i?B\)$/, "", $2)
 		printf "%s%s=%s", sep, $1, $2; sep = " "
 	    }
 	    END { print "" }'
@@ -78,13 +81,14 @@ format: 2
 layout: blocked512 (512-bit blocks)
 hash: xxh3-64
 mode: fixed
-bytes: 1243904
+bytes: 1243904 (1.2 MiB)
 bits: 9918464
 hashes: 6
 seed: 42
 capacity: 1000000
 target_fpr: 0.01
 inserted: 0
+percent_of_capacity: 0.0
 bits_set: 0
 fill: 0.000000
 estimated_items: 0
@@ -238,13 +242,14 @@ hash: xxh3-64
 mode: grow
 growth: 2
 tightening: 0.8
-bytes: 9920
+bytes: 9920 (9.7 KiB)
 bits: 13824
 hashes: 8
 seed: 7
 capacity: 1000
 target_fpr: 0.01
 inserted: 0
+percent_of_capacity: 0.0
 bits_set: 0
 fill: 0.000000
 estimated_items: 0
@@ -299,20 +304,21 @@ segments: 1
 	p=$(python3 -c 'print(repr(1 - 0.99 ** 0.25))')
 	segments_are f.bf "[(True, 13312, 8, 1000, $p)] + [(False, 13312, 8, 1000, $p)] * 3"
 	run -0 bloom stats f.bf
-	[ "$(printf '%s\n' "${lines[@]:0:21}")" = "file: f.bf
+	[ "$(printf '%s\n' "${lines[@]:0:22}")" = "file: f.bf
 format: 2
 layout: blocked512 (512-bit blocks)
 hash: xxh3-64
 mode: window
 generations: 4
 window_seconds: none (rotated by bloom rotate)
-bytes: 18048
+bytes: 18048 (17.6 KiB)
 bits: 13312
 hashes: 8
 seed: 7
 capacity: 3000
 target_fpr: 0.01
 inserted: 0
+percent_of_capacity: 0.0
 bits_set: 0
 fill: 0.000000
 estimated_items: 0
@@ -320,8 +326,8 @@ estimated_fpr: 0
 segments: 4
    # live           bits hashes     capacity target_fpr     inserted       bits_set    est_items  created               expires
    0  yes          13312      8         1000    0.00251            0              0            0  -                     -" ]
-	[ "${lines[21]}" = "   1   no          13312      8         1000    0.00251            0              0            0  -                     -" ]
-	[ "${#lines[@]}" -eq 24 ]
+	[ "${lines[22]}" = "   1   no          13312      8         1000    0.00251            0              0            0  -                     -" ]
+	[ "${#lines[@]}" -eq 25 ]
 	# Each segment on a page of its own; the last one not padded.
 	[ "$(data_offset f.bf)" -eq 4096 ]
 	[ "$(stat -c %s f.bf)" -eq $((4096 + 3 * 4096 + 13312 / 8)) ]

@@ -1,7 +1,8 @@
 # Shared set-up for the bats tests: load with `load helpers`.
 #
 # Every test runs in its own empty directory, $BATS_TEST_TMPDIR, with the
-# bloom under test first on PATH as `bloom`.
+# bloom under test first on PATH as `bloom`, and without the environment
+# that changes what it does: a test that wants BLOOM_NO_CREATE sets it.
 
 setup() {
 	root=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
@@ -10,6 +11,7 @@ setup() {
 		return 1
 	fi
 	PATH="$root:$PATH"
+	unset BLOOM_NO_CREATE
 	cd "$BATS_TEST_TMPDIR" || return 1
 }
 

@@ -26,7 +26,7 @@ json() {
 	# the counters and the bits are empty.
 	cmp -n 136 t.bf l.bf
 	[ "$(json l.bf 'd["inserted"], d["bits_set"], d["seed"], d["hashes"]')" = \
-		"(0, 0, 77, $(json t.bf 'd["hashes"]'))" ]
+		"(0, 0, '77', $(json t.bf 'd["hashes"]'))" ]
 	row 2 "" "bloom: l.bf: file exists (use -f to replace it)" create --like t.bf l.bf
 	bloom create -f --like t.bf l.bf
 	run -2 bloom create --like t.bf -n 10 m.bf
@@ -164,12 +164,24 @@ usage: bloom merge filter source ..." merge a.bf
 	[ $(( $(json whole.bf 'd["bits"]') / 512 % 4 )) -eq 0 ]
 	for i in 0 1 2 3; do bloom create --like whole.bf --slice $i/4 s$i.bf; done
 	[ "$(json s2.bf 'd["bits"] * 4')" = "$(json whole.bf 'd["bits"]')" ]
+	# A slice is sized for its share of the keys.
+	[ "$(json s2.bf 'd["capacity"]')" = 25000 ]
 	bloom route --slices 4 -o part. whole.bf in
 	[ "$(cat part.0 part.1 part.2 part.3 | wc -l)" -eq 120000 ]
 	for n in 0 1 2 3; do
 		bloom add --new s$n.bf part.$n >new$n 2>err$n
-		[ ! -s err$n ]
+		# A slice that was routed more than its share says so once,
+		# as a fixed filter past its capacity does; the others are
+		# silent.
+		if [ "$(json s$n.bf 'd["inserted"] > d["capacity"]')" = True ]; then
+			[ "$(wc -l <err$n)" -eq 1 ]
+			[[ $(cat err$n) == "bloom: s$n.bf: warning: past its capacity of 25000 items; estimated false-positive rate now "*" (target 0.01); a filter made with --grow grows instead" ]]
+		else
+			[ ! -s err$n ]
+		fi
 	done
+	# With this seed, one slice went past its share: slice 2.
+	[ "$(cat err0 err1 err2 err3 | wc -l)" -eq 1 ] && [ -s err2 ]
 	bloom create --like whole.bf serial.bf
 	bloom add --new serial.bf in >serial.new
 	[ "$(cat new0 new1 new2 new3 | sort)" = "$(sort serial.new)" ]

@@ -43,7 +43,7 @@ load helpers
 		# found it, whole.
 		run cat err.1 err.2 err.3 err.4 err.5 err.6 err.7 err.8
 		echo "round $round: $output"
-		[ "$output" = "bloom: f.bf: created growable, for 1000000 items at first, at fpr 0.01 ($bytes bytes)" ]
+		[ "$output" = "bloom: f.bf: created growable, for 1000000 items at first, at fpr 0.01 ($bytes bytes); --no-create or BLOOM_NO_CREATE=1 turns this off" ]
 		# 1.2 M keys: past the first segment's 1 M.
 		[ "$(stats_field mode f.bf)" = grow ]
 		[ "$(stats_field segments f.bf)" -ge 2 ]
@@ -207,7 +207,7 @@ load helpers
 	run bloom add f.bf one nosuch two
 	[ "$status" -eq 2 ]
 	# The filter was missing: add created it first.
-	[[ ${lines[0]} == "bloom: f.bf: created growable, for 1000000 items at first, at fpr 0.01 ("*" bytes)" ]]
+	[[ ${lines[0]} == "bloom: f.bf: created growable, for 1000000 items at first, at fpr 0.01 ("*" bytes); --no-create or BLOOM_NO_CREATE=1 turns this off" ]]
 	[ "${lines[-1]}" = "bloom: nosuch: No such file or directory" ]
 	[ "${#lines[@]}" -eq 2 ]
 	run bloom check -c f.bf one two

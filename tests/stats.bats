@@ -74,13 +74,14 @@ format: 2
 layout: blocked512 (512-bit blocks)
 hash: xxh3-64
 mode: fixed
-bytes: 5376
+bytes: 5376 (5.2 KiB)
 bits: 10240
 hashes: 7
 seed: 42
 capacity: 1000
 target_fpr: 0.01
 inserted: 500
+percent_of_capacity: 50.0
 bits_set: 2949
 fill: 0.287988
 estimated_items: 500
@@ -98,13 +99,14 @@ format: 2
 layout: blocked512 (512-bit blocks)
 hash: xxh3-64
 mode: fixed
-bytes: 5376
+bytes: 5376 (5.2 KiB)
 bits: 10240
 hashes: 7
 seed: 42
 capacity: 1000
 target_fpr: 0.01
 inserted: 0
+percent_of_capacity: 0.0
 bits_set: 0
 fill: 0.000000
 estimated_items: 0
@@ -124,13 +126,14 @@ format: 2
 layout: blocked512 (512-bit blocks)
 hash: xxh3-64
 mode: fixed
-bytes: 5376
+bytes: 5376 (5.2 KiB)
 bits: 10240
 hashes: 7
 seed: 42
 capacity: 1000
 target_fpr: 0.01
 inserted: 1947
+percent_of_capacity: 194.7
 bits_set: 7593
 fill: 0.741504
 estimated_items: 1991
@@ -170,22 +173,24 @@ warning: over capacity: about 1991 items in a filter sized for 1000; false posit
 	filter_of 1020
 	past_capacity 0.008 0.0096
 	run -0 --separate-stderr bloom stats f.bf
-	[ "$(printf '%s\n' "${lines[@]:11:6}")" = "inserted: 1020
+	[ "$(printf '%s\n' "${lines[@]:11:7}")" = "inserted: 1020
+percent_of_capacity: 102.0
 bits_set: 5110
 fill: 0.499023
 estimated_items: 1017
 estimated_fpr: 0.00957428
 segments: 1" ]
-	[ "${#lines[@]}" -eq 17 ]
+	[ "${#lines[@]}" -eq 18 ]
 	json_check 'assert d["over_capacity"] is False, d'
 	# 30 keys more take the rate past 0.01: stats warns, the add does
 	# not warn again.
 	row 0 '' '' add f.bf < <(keys 1050)
 	run -0 --separate-stderr bloom stats f.bf
-	[ "${lines[14]}" = "estimated_items: 1045" ]
-	[ "${lines[15]}" = "estimated_fpr: 0.0108082" ]
-	[ "${#lines[@]}" -eq 18 ]
-	[ "${lines[17]}" = "warning: over capacity: about 1045 items in a filter sized for 1000; false positives are above the target rate" ]
+	[ "${lines[12]}" = "percent_of_capacity: 105.0" ]
+	[ "${lines[15]}" = "estimated_items: 1045" ]
+	[ "${lines[16]}" = "estimated_fpr: 0.0108082" ]
+	[ "${#lines[@]}" -eq 19 ]
+	[ "${lines[18]}" = "warning: over capacity: about 1045 items in a filter sized for 1000; false positives are above the target rate" ]
 	json_check 'assert d["over_capacity"] is True, d'
 }
 
@@ -207,13 +212,14 @@ hash: xxh3-64
 mode: grow
 growth: 2
 tightening: 0.8
-bytes: 23872
+bytes: 23872 (23.3 KiB)
 bits: 102912
 hashes: 9
 seed: 42
 capacity: 7000
 target_fpr: 0.01
 inserted: 4989
+percent_of_capacity: 71.3
 bits_set: 34816
 fill: 0.338308
 estimated_items: 4999
@@ -240,13 +246,14 @@ hash: xxh3-64
 mode: window
 generations: 3
 window_seconds: none (rotated by bloom rotate)
-bytes: 13888
+bytes: 13888 (13.6 KiB)
 bits: 25600
 hashes: 8
 seed: 42
 capacity: 2000
 target_fpr: 0.01
 inserted: 800
+percent_of_capacity: 40.0
 bits_set: 5591
 fill: 0.218398
 estimated_items: 800
@@ -264,11 +271,11 @@ segments: 3
 	run -0 --separate-stderr bloom stats w.bf
 	[ "$stderr" = "" ]
 	[ "${lines[6]}" = "window_seconds: 1800" ]
-	[[ ${lines[20]} == "   0  yes "*" 100 "*"  20"??-??-??T??:??:??Z"  20"??-??-??T??:??:??Z ]]
-	[ "${lines[21]}" = "   1   no          13312      8         1000    0.00251            0              0            0  -                     -" ]
+	[[ ${lines[21]} == "   0  yes "*" 100 "*"  20"??-??-??T??:??:??Z"  20"??-??-??T??:??:??Z ]]
+	[ "${lines[22]}" = "   1   no          13312      8         1000    0.00251            0              0            0  -                     -" ]
 	# Forgotten 30 m + 30 m / 3 after it was made.
-	created=$(date -u -d "$(echo "${lines[20]}" | awk '{ print $(NF - 1) }')" +%s)
-	expires=$(date -u -d "$(echo "${lines[20]}" | awk '{ print $NF }')" +%s)
+	created=$(date -u -d "$(echo "${lines[21]}" | awk '{ print $(NF - 1) }')" +%s)
+	expires=$(date -u -d "$(echo "${lines[21]}" | awk '{ print $NF }')" +%s)
 	[ $((expires - created)) -eq 2400 ]
 	[ "$created" -le "$(date +%s)" ]
 	[ "$created" -ge $(($(date +%s) - 60)) ]
@@ -290,12 +297,15 @@ segments: 3
 	json_check '
 want = {
 	"format": 2, "layout": "blocked512", "hash": "xxh3-64", "mode": "fixed",
-	"bytes": 5376, "bits": 10240, "hashes": 7, "seed": 42, "capacity": 1000,
-	"target_fpr": 0.01, "inserted": 500, "bits_set": 2949,
+	"bytes": 5376, "bits": 10240, "hashes": 7, "seed": "42", "capacity": 1000,
+	"target_fpr": 0.01, "inserted": 500, "percent_of_capacity": 50.0,
+	"bits_set": 2949,
 	"fill": 0.287988, "estimated_items": 500, "estimated_fpr": 0.000242615,
 }
-strings = {"layout", "hash", "mode"}
-integers = {"format", "bytes", "bits", "hashes", "seed", "capacity",
+# The seed as a string of decimal digits: a JSON number may not keep
+# all 64 bits.
+strings = {"layout", "hash", "mode", "seed"}
+integers = {"format", "bytes", "bits", "hashes", "capacity",
 	"inserted", "bits_set"}
 for key, value in want.items():
 	assert key in d, "missing " + key
@@ -411,6 +421,14 @@ for line in text:
 	else:
 		table.append(line.split())
 assert human.pop("layout").startswith(d.pop("layout") + " "), "layout"
+# bytes, then the size in 1024-based units with one decimal.
+size, unit = float(d["bytes"]), 0
+while size >= 1024 and unit < 6:
+	size, unit = size / 1024, unit + 1
+want = d["bytes"] + " (" + ("%.0f B" % size if unit == 0 else "%.1f %s" %
+    (size, ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB")[unit - 1])) + ")"
+assert human.pop("bytes") == want, ("bytes", want)
+d.pop("bytes")
 if human.get("window_seconds", "").startswith("none "):
 	assert d["window_seconds"] is None
 	human.pop("window_seconds")
