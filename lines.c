@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -110,6 +111,21 @@ lines_free(struct lines *r)
 	pthread_mutex_destroy(&r->lock);
 }
 
+/* Waits until fd has input or its end.  Returns 0, or -1 with errno
+ * set. */
+static int
+wait_readable(int fd)
+{
+	struct pollfd pfd;
+
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	while (poll(&pfd, 1, -1) == -1)
+		if (errno != EINTR)
+			return -1;
+	return 0;
+}
+
 /*
  * Reads what is there, up to len bytes.  The helper first waits for fd to
  * be readable or for lines_stop to write to the wake pipe, so that a stop
@@ -138,6 +154,11 @@ read_input(struct lines *r, unsigned char *buf, size_t len)
 		}
 		n = read(r->fd, buf, len);
 		if (n == -1 && errno == EINTR)
+			continue;
+		/* A descriptor left non-blocking: the helper polls at the
+		 * top of the loop, the caller here. */
+		if (n == -1 && errno == EAGAIN && (r->threaded ||
+		    wait_readable(r->fd) == 0))
 			continue;
 		return n;
 	}
@@ -332,6 +353,7 @@ lines_start(struct lines *r, int fd, const struct bloom *filter,
     const struct bloom_pretest *pretest)
 {
 	struct stat st;
+	sigset_t all, old;
 
 	r->fd = fd;
 	r->filter = filter;
@@ -341,8 +363,18 @@ lines_start(struct lines *r, int fd, const struct bloom *filter,
 	    st.st_size < SMALL_INPUT))
 		return;
 	r->threaded = 1;
+	/* The signals that end us go to the caller's thread only, which
+	 * holds them while it writes (output.c); faults stay with the
+	 * thread that causes them. */
+	sigfillset(&all);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGILL);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	if (pthread_create(&r->thread, NULL, helper, r) != 0)
 		r->threaded = 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void
