@@ -198,6 +198,15 @@ fail:
 	return s;
 }
 
+int
+bloom_is_file(const struct bloom *b, int fd)
+{
+	struct stat mine, other;
+
+	return fstat(b->fd, &mine) == 0 && fstat(fd, &other) == 0 &&
+	    mine.st_dev == other.st_dev && mine.st_ino == other.st_ino;
+}
+
 void
 bloom_close(struct bloom *b)
 {

@@ -72,6 +72,10 @@ struct bloom {
  * b->hdr holds what could be decoded and nothing is left open. */
 int bloom_open(struct bloom *b, const char *path, int writable);
 
+/* Returns 1 if the open descriptor fd is b's file (same device and
+ * inode), else 0. */
+int bloom_is_file(const struct bloom *b, int fd);
+
 /* Unmaps and closes b. */
 void bloom_close(struct bloom *b);
 

@@ -286,6 +286,18 @@ filter_error(const char *path, int s, const struct bloom_header *h)
 		warnx("%s: %s", path, bloom_strerror(s));
 }
 
+/* Refuses a filter that is also the standard output, which writing would
+ * destroy; returns 0, or -1 after saying so. */
+static int
+not_own_output(const struct bloom *b, const char *path)
+{
+	if (!bloom_is_file(b, STDOUT_FILENO))
+		return 0;
+	warnx("%s: is also the standard output: refusing to write into the "
+	    "filter", path);
+	return -1;
+}
+
 /* Parses a whole unsigned number: decimal, or hexadecimal after 0x if hex. */
 static int
 parse_u64(const char *s, int hex, uint64_t *out)
@@ -796,6 +808,11 @@ cmd_add(int argc, char **argv)
 		engine_free(&job);
 		return finish(EXIT_TROUBLE);
 	}
+	if (job.emit && not_own_output(&filter, argv[0]) == -1) {
+		bloom_close(&filter);
+		engine_free(&job);
+		return finish(EXIT_TROUBLE);
+	}
 	guard_mapping(argv[0]);
 	job.filter = &filter;
 	job.notice = notice;
@@ -863,6 +880,11 @@ cmd_check(int argc, char **argv)
 		engine_free(&job);
 		return finish(EXIT_TROUBLE);
 	}
+	if (!job.quiet && not_own_output(&filter, argv[0]) == -1) {
+		bloom_close(&filter);
+		engine_free(&job);
+		return finish(EXIT_TROUBLE);
+	}
 	guard_mapping(argv[0]);
 	job.filter = &filter;
 	rc = stream_files(&job, argc - 1, argv + 1);
@@ -916,6 +938,10 @@ cmd_stats(int argc, char **argv)
 	s = bloom_open(&filter, argv[0], 0);
 	if (s != BLOOM_OK) {
 		filter_error(argv[0], s, &filter.hdr);
+		return finish(EXIT_TROUBLE);
+	}
+	if (not_own_output(&filter, argv[0]) == -1) {
+		bloom_close(&filter);
 		return finish(EXIT_TROUBLE);
 	}
 	guard_mapping(argv[0]);

@@ -91,3 +91,24 @@ signal_mid_write() {
 		cmp out want
 	done
 }
+
+@test "the filter is never its own output: refused before writing, exit 2" {
+	big_filter f.bf
+	keys 1000 >in
+	bloom add f.bf <in
+	cp f.bf before.bf
+	msg="bloom: f.bf: is also the standard output: refusing to write into the filter"
+	run -2 --separate-stderr bash -c 'bloom add -N f.bf <in 1<>f.bf'
+	[ "$stderr" = "$msg" ]
+	run -2 --separate-stderr bash -c 'bloom check f.bf <in >>f.bf'
+	[ "$stderr" = "$msg" ]
+	run -2 --separate-stderr bash -c 'bloom check -c f.bf <in >>f.bf'
+	[ "$stderr" = "$msg" ]
+	run -2 --separate-stderr bash -c 'bloom stats f.bf >>f.bf'
+	[ "$stderr" = "$msg" ]
+	cmp f.bf before.bf
+	# Writing nothing to it is no harm.
+	run -0 bash -c 'bloom check -q f.bf <in >>f.bf'
+	run -0 bash -c 'bloom add f.bf <in >>f.bf'
+	cmp f.bf before.bf
+}
