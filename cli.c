@@ -448,6 +448,14 @@ solve_fixed(const char *path, struct params *p, enum solve_for what)
 	return 0;
 }
 
+/* Tells that create -f has waited a second for the file's users. */
+static void
+tell_create_waits(const char *path)
+{
+	warnx("%s: waiting for a lock: another process has the filter open, "
+	    "and create -f replaces it only once nothing uses it", path);
+}
+
 /* Creates path for spec, or fails with a message; returns 0 or -1. */
 static int
 create_filter(const char *path, struct bloom_spec *spec, int force)
@@ -455,11 +463,15 @@ create_filter(const char *path, struct bloom_spec *spec, int force)
 	int s;
 
 	spec->created_ms = now_ms();
+	spec->on_wait = tell_create_waits;
 	s = bloom_create(path, spec, force);
 	if (s == BLOOM_OK)
 		return 0;
 	if (s == BLOOM_ERRNO && errno == EEXIST)
 		warnx("%s: file exists (use -f to replace it)", path);
+	else if (s == BLOOM_ENOTREG || s == BLOOM_ESHORT || s == BLOOM_EMAGIC)
+		warnx("%s: will not replace: %s; create -f replaces only bloom "
+		    "filters", path, bloom_strerror(s));
 	else if (s == BLOOM_ETOOBIG)
 		warnx("%s: a filter for %" PRIu64 " items at fpr %g would "
 		    "exceed %" PRIu64 " TiB", path, spec->first.capacity,

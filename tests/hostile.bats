@@ -7,6 +7,11 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
+# Lists the test's directory, without what bats's run leaves there.
+entries() {
+	ls -A --ignore='separate-stderr-*' "$@"
+}
+
 # Runs "$@" with descriptor FD set O_NONBLOCK, as node leaves it.
 #	nonblock FD COMMAND...
 nonblock() {
@@ -111,4 +116,130 @@ signal_mid_write() {
 	run -0 bash -c 'bloom check -q f.bf <in >>f.bf'
 	run -0 bash -c 'bloom add f.bf <in >>f.bf'
 	cmp f.bf before.bf
+}
+
+# Asserts that create -f refuses FILE with REASON, leaving it and nothing
+# else.
+refuses_to_replace() {
+	local before
+	before=$(entries)
+	run -2 --separate-stderr bloom create -f -n 1000 "$1"
+	echo "stderr: $stderr"
+	[ "$output" = "" ]
+	[ "$stderr" = "bloom: $1: will not replace: $2; create -f replaces only bloom filters" ]
+	[ "$(entries)" = "$before" ]
+}
+
+@test "create -f refuses a FIFO, a socket and a device, and opens none" {
+	mkfifo fifo
+	refuses_to_replace fifo "not a regular file"
+	[ -p fifo ]
+	python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind("sock")'
+	refuses_to_replace sock "not a regular file"
+	[ -S sock ]
+	# Through a symbolic link: the file it leads to is what counts.
+	ln -s /dev/null null
+	refuses_to_replace null "not a regular file"
+	[ -L null ] && [ -c /dev/null ]
+	if [ "$(id -u)" -ne 0 ]; then
+		skip "mknod of a device node needs root (CI runs as root)"
+	fi
+	mknod zero c 1 5
+	refuses_to_replace zero "not a regular file"
+	[ -c zero ]
+}
+
+@test "create -f refuses a regular file that is not a filter, unless empty" {
+	echo "my notes" >notes
+	refuses_to_replace notes "not a bloom filter (bad magic)"
+	[ "$(cat notes)" = "my notes" ]
+	printf 'ab' >short
+	refuses_to_replace short "not a bloom filter (too short)"
+	: >empty
+	run -0 --separate-stderr bloom create -f -n 1000 empty
+	[ "$stderr" = "" ]
+	bloom stats empty >/dev/null
+	# A damaged filter is still a filter: replacing it is the way out.
+	bloom create -n 1000 bad.bf
+	truncate -s 100 bad.bf
+	run -0 bloom create -f -n 1000 bad.bf
+	bloom stats bad.bf >/dev/null
+}
+
+@test "create -f keeps the mode and the group of the filter it replaces" {
+	local gid
+	bloom create -n 1000 f.bf
+	chmod 664 f.bf
+	if [ "$(id -u)" -eq 0 ]; then
+		gid=4242
+	else
+		gid=$(id -G | tr ' ' '\n' | grep -vx "$(id -g)" | head -n 1)
+	fi
+	[ -z "$gid" ] || chgrp "$gid" f.bf
+	umask 077
+	bloom create -f -n 1000 --seed 9 f.bf
+	[ "$(stat -c %a f.bf)" = 664 ]
+	[ -z "$gid" ] || [ "$(stat -c %g f.bf)" = "$gid" ]
+	[ "$(stats_field seed f.bf)" = 9 ]
+}
+
+@test "create -f replaces what a symbolic link leads to, not the link" {
+	mkdir real
+	bloom create -n 1000 --seed 1 real/f.bf
+	ln -s real/f.bf link.bf
+	run -0 --separate-stderr bloom create -f -n 1000 --seed 2 link.bf
+	[ -L link.bf ]
+	[ "$(readlink link.bf)" = real/f.bf ]
+	[ "$(stats_field seed real/f.bf)" = 2 ]
+	[ "$(ls -A real)" = f.bf ]
+}
+
+@test "create -f replaces its owner's unreadable filter (mode 0200 and 000)" {
+	for mode in 200 000; do
+		rm -f f.bf
+		bloom create -n 1000 --seed 1 f.bf
+		chmod "$mode" f.bf
+		run -0 --separate-stderr unprivileged bloom create -f -n 1000 \
+		    --seed 2 f.bf
+		echo "mode $mode: $stderr"
+		[ "$stderr" = "" ]
+		[ "$(stat -c %a f.bf)" = "$(printf %o "0$mode")" ]
+		chmod 600 f.bf
+		[ "$(stats_field seed f.bf)" = 2 ]
+		[ "$(entries)" = f.bf ]
+	done
+}
+
+@test "create -f works on a path as long as create accepts (4080 bytes)" {
+	local dir=. i
+	long=$(printf '%0255d' 0)
+	for i in $(seq 15); do
+		dir=$dir/$long
+	done
+	dir=$dir/$(printf '%0233d' 0)
+	mkdir -p "$dir"
+	local path=$dir/f.bf
+	echo "path: ${#path} bytes"
+	[ "${#path}" -ge 4080 ]
+	bloom create -n 1000 --seed 1 "$path"
+	run -0 --separate-stderr bloom create -f -n 1000 --seed 2 "$path"
+	[ "$stderr" = "" ]
+	[ "$(cd "$dir" && ls -A)" = f.bf ]
+}
+
+@test "in a directory it may write but not list (0333), success is success" {
+	mkdir d
+	chmod 333 d
+	run -0 --separate-stderr unprivileged bloom create -n 1000 d/f.bf
+	[ "$stderr" = "" ]
+	run -0 --separate-stderr unprivileged bloom create -f -n 1000 \
+	    --seed 3 d/f.bf
+	[ "$stderr" = "" ]
+	run -0 --separate-stderr unprivileged bloom add d/g.bf <<<key
+	[[ "$stderr" == "bloom: d/g.bf: created growable"* ]]
+	run -0 unprivileged bloom check d/g.bf <<<key
+	[ "$output" = key ]
+	chmod 755 d
+	[ "$(ls -A d | sort | tr '\n' ' ')" = "f.bf g.bf " ]
+	[ "$(stats_field seed d/f.bf)" = 3 ]
 }
