@@ -310,6 +310,12 @@ bloom_hash(const struct bloom *b, const void *key, size_t len)
 	return hash64(key, len, b->seed);
 }
 
+void
+bloom_hash_begin(const struct bloom *b, struct hash_state *st)
+{
+	hash64_begin(st, b->seed);
+}
+
 static inline uint64_t *
 block_of(const struct segment *s, uint64_t h)
 {

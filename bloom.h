@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "format.h"
+#include "hash.h"
 #include "params.h"
 
 #define BLOOM_CHUNK	(1 << 16)	/* keys bloom_add and bloom_test work
@@ -82,6 +83,10 @@ void bloom_close(struct bloom *b);
 /* Returns the hash of the len bytes of key that b files it under.  Reads
  * nothing of b that changes while it is open: safe in any thread. */
 uint64_t bloom_hash(const struct bloom *b, const void *key, size_t len);
+
+/* Starts st on a key whose bytes come in pieces (hash64_update), for the
+ * same hash as bloom_hash gives the whole key.  Safe in any thread. */
+void bloom_hash_begin(const struct bloom *b, struct hash_state *st);
 
 /* Chooses the segments a reader thread may test for an add (if adding)
  * or a check of b, into p; p->nseg is 0 if none is worth it. */

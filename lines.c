@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -60,13 +61,19 @@ free_buffers(struct lines *r)
 }
 
 int
-lines_init(struct lines *r, unsigned char delim)
+lines_init(struct lines *r, unsigned char delim, int keep)
 {
 	unsigned i;
 	int saved;
 
 	memset(r, 0, sizeof *r);
 	r->delim = delim;
+	r->keep = keep;
+	/* Buffers that grow for a long line are mapped on their own, so that
+	 * growing moves no bytes and shrinking gives the memory back: glibc
+	 * would raise this threshold after the first such buffer is freed,
+	 * and the next would grow by copying in the heap. */
+	mallopt(M_MMAP_THRESHOLD, READ_SIZE);
 	r->parallel = several_cpus();
 	r->wake[0] = r->wake[1] = -1;
 	for (i = 0; i < LINES_GROUPS; i++) {
@@ -252,36 +259,129 @@ split(const struct lines *r, struct line_group *g, size_t *start,
 }
 
 /*
+ * Waits until the caller holds no group and none is queued, so that the
+ * helper may change every group's buffer (or until lines_stop).  Without
+ * the helper the caller holds none while lines_next fills.
+ */
+static void
+wait_all_given_back(struct lines *r)
+{
+	if (!r->threaded)
+		return;
+	pthread_mutex_lock(&r->lock);
+	while (!r->stop && (r->queued > 0 || r->held))
+		pthread_cond_wait(&r->freed, &r->lock);
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* Returns 1 if the carry not yet taken is in g's buffer, else 0. */
+static int
+holds_carry(const struct lines *r, const struct line_group *g)
+{
+	uintptr_t at = (uintptr_t)r->carry, from = (uintptr_t)g->buf;
+
+	return r->carry != NULL && at >= from && at - from < g->cap;
+}
+
+/*
+ * Makes room in g for a long line whose bytes the caller needs, so that
+ * the memory taken is about that of one line, not of one per group: once
+ * every other group is given back, a long carry is taken over with the
+ * buffer it is in rather than copied, and the others' grown buffers are
+ * given back.  Returns 1 if the carry is now at the start of g's buffer,
+ * else 0.
+ */
+static int
+long_line_room(struct lines *r, struct line_group *g)
+{
+	struct line_group *prev, *other;
+	unsigned char *buf;
+	size_t cap;
+	unsigned i;
+
+	wait_all_given_back(r);
+	for (i = 0; i < LINES_GROUPS; i++) {
+		other = &r->group[i];
+		if (other != g && !holds_carry(r, other))
+			shrink(other, 0);
+	}
+	if (r->carry_len <= READ_SIZE / 2)
+		return 0;
+	prev = &r->group[(g - r->group + LINES_GROUPS - 1) % LINES_GROUPS];
+	if (!holds_carry(r, prev))
+		return 0;
+	buf = prev->buf;
+	cap = prev->cap;
+	prev->buf = g->buf;
+	prev->cap = g->cap;
+	g->buf = buf;
+	g->cap = cap;
+	memmove(g->buf, r->carry, r->carry_len);
+	shrink(prev, 0);
+	return 1;
+}
+
+/*
+ * Hashes the bytes of an unended line that the caller does not need, and
+ * drops them: the line's hash goes on in r->stream.
+ */
+static void
+stream_out(struct lines *r, const unsigned char *p, size_t len,
+    const struct bloom *filter)
+{
+	if (!r->streaming) {
+		bloom_hash_begin(filter, &r->stream);
+		r->streaming = 1;
+	}
+	hash64_update(&r->stream, p, len);
+}
+
+/*
  * Fills g with the next lines: the bytes carried from the group before,
  * then one read's worth, or more while no line has ended.  At the end of
  * the input a last line without a terminator is still a line; after a
- * failed read the unended line is dropped and g->err says why.
+ * failed read the unended line is dropped and g->err says why.  A line
+ * longer than a read's buffer grows the buffer if the caller keeps the
+ * bytes, else it is hashed in stream and only its end is kept.
  */
 static void
 fill(struct lines *r, struct line_group *g, const struct bloom *filter)
 {
 	size_t len = r->carry_len, start = 0, scanned = r->carry_scanned, i;
+	size_t cap;
 	ssize_t n;
 
 	g->nlines = 0;
 	g->err = 0;
 	g->last = 0;
-	shrink(g, len);
-	if (grow(g, len) == -1) {
-		r->eof = 1;
-		r->err = errno;
-		len = scanned = 0;
-	} else if (len > 0)
-		memcpy(g->buf, r->carry, len);
+	if (r->keep && len > READ_SIZE / 2 && long_line_room(r, g))
+		;	/* the carry is in place */
+	else {
+		shrink(g, len);
+		if (grow(g, len) == -1) {
+			r->eof = 1;
+			r->err = errno;
+			len = scanned = 0;
+		} else if (len > 0)
+			memcpy(g->buf, r->carry, len);
+	}
+	r->carry = NULL;	/* taken */
 	/* Lines the carry already holds go out before any read that may
 	 * wait, and keep the carry from growing. */
 	split(r, g, &start, &scanned, len);
 	while (!r->eof && g->nlines == 0) {
-		if (len == g->cap && grow(g, g->cap > SIZE_MAX / 2 ?
-		    SIZE_MAX : 2 * g->cap) == -1) {
-			r->eof = 1;
-			r->err = errno;
-			break;
+		if (len == g->cap && !r->keep) {
+			stream_out(r, g->buf, len, filter);
+			len = scanned = 0;
+		} else if (len == g->cap) {
+			cap = g->cap > SIZE_MAX / 2 ? SIZE_MAX : 2 * g->cap;
+			if (cap > READ_SIZE)
+				long_line_room(r, g);
+			if (grow(g, cap) == -1) {
+				r->eof = 1;
+				r->err = errno;
+				break;
+			}
 		}
 		n = read_input(r, g->buf + len, g->cap - len);
 		if (n == -1) {
@@ -299,7 +399,9 @@ fill(struct lines *r, struct line_group *g, const struct bloom *filter)
 			if (r->err != 0) {
 				g->err = r->err;
 				start = len;
-			} else if (start < len && g->nlines < LINES_MAX) {
+				r->streaming = 0;
+			} else if ((start < len || (r->streaming &&
+			    g->nlines == 0)) && g->nlines < LINES_MAX) {
 				g->line[g->nlines].data = g->buf + start;
 				g->line[g->nlines++].len = len - start;
 				start = len;
@@ -307,7 +409,14 @@ fill(struct lines *r, struct line_group *g, const struct bloom *filter)
 			g->last = start == len;
 		}
 	}
-	for (i = 0; i < g->nlines; i++)
+	i = 0;
+	if (r->streaming && g->nlines > 0) {
+		hash64_update(&r->stream, g->line[0].data, g->line[0].len);
+		g->hash[0] = hash64_digest(&r->stream);
+		r->streaming = 0;
+		i = 1;
+	}
+	for (; i < g->nlines; i++)
 		g->hash[i] = bloom_hash(filter, g->line[i].data,
 		    g->line[i].len);
 	g->pretest = __atomic_load_n(&r->pretest, __ATOMIC_ACQUIRE);
@@ -450,4 +559,5 @@ lines_stop(struct lines *r)
 	r->carry = NULL;
 	r->carry_len = 0;
 	r->carry_scanned = 0;
+	r->streaming = 0;
 }

@@ -243,3 +243,71 @@ refuses_to_replace() {
 	[ "$(ls -A d | sort | tr '\n' ' ')" = "f.bf g.bf " ]
 	[ "$(stats_field seed d/f.bf)" = 3 ]
 }
+
+# Runs the shell command CMD and prints the peak resident memory of bloom
+# in it, in MiB (the largest of its processes).
+peak_mib() {
+	python3 -c 'import resource, subprocess, sys
+subprocess.run(["bash", "-c", sys.argv[1]], check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' "$1"
+}
+
+# Writes a line of MIB MiB of CHAR and a newline.
+big_line() {
+	head -c "$1M" /dev/zero | tr '\0' "$2"
+	echo
+}
+
+@test "check -c, check -q and add without -N hash a 300 MiB line in little memory" {
+	export -f big_line
+	bloom create -n 1000 -p 1e-6 f.bf
+	run -0 peak_mib 'big_line 300 x | bloom add f.bf'
+	echo "add: $output MiB"
+	[ "$output" -lt 64 ]
+	run -0 peak_mib 'big_line 300 x | bloom check -c f.bf >count'
+	echo "check -c: $output MiB"
+	[ "$output" -lt 64 ]
+	[ "$(cat count)" = 1 ]
+	run -0 peak_mib 'big_line 300 x | bloom check -q f.bf'
+	[ "$output" -lt 64 ]
+	run -0 peak_mib '{ big_line 300 x; echo; } | taskset -c 0 bloom check -c f.bf >count'
+	[ "$(cat count)" = 1 ]
+	run -0 peak_mib '{ big_line 300 y; } | bloom check -c f.bf >count || true'
+	[ "$(cat count)" = 0 ]
+}
+
+@test "a long line hashed in stream is the key of the same line read whole" {
+	local s
+	s=$(head -c 3000000 /dev/zero | tr '\0' x)
+	printf 'a\n%s1\nb\n%s2\n%s3' "$s" "$s" "$s" >long
+	printf 'a\n%s1\nb\n%s2\n%s3\n' "$s" "$s" "$s" >want
+	bloom create -n 1000 -p 1e-6 f.bf
+	bloom add f.bf <long
+	bloom check f.bf <long >out
+	cmp out want
+	printf '%s4\n%s1\n%s\n' "$s" "$s" "$s" >other
+	run -0 bloom check -c f.bf <other
+	[ "$output" = 1 ]
+	bloom create -f -n 1000 -p 1e-6 f.bf
+	bloom add -N f.bf <long >out
+	cmp out want
+	run -0 bloom check -c f.bf <long
+	[ "$output" = 5 ]
+	run -0 bash -c 'cat long | taskset -c 0 bloom check -c f.bf'
+	[ "$output" = 5 ]
+}
+
+@test "printing three 100 MiB lines takes memory for about one" {
+	export -f big_line
+	bloom create -n 1000 -p 1e-6 f.bf
+	run -0 peak_mib '{ big_line 100 a; big_line 100 b; big_line 100 c; } |
+	    bloom add -N f.bf | wc -c >bytes'
+	echo "add -N: $output MiB, $(cat bytes) bytes out"
+	[ "$(cat bytes)" = 314572803 ]
+	[ "$output" -lt 180 ]
+	run -0 peak_mib '{ big_line 100 a; big_line 100 b; big_line 100 c; } |
+	    bloom check f.bf | wc -c >bytes'
+	echo "check: $output MiB"
+	[ "$(cat bytes)" = 314572803 ]
+	[ "$output" -lt 180 ]
+}
