@@ -24,6 +24,7 @@
 
 #include "bloom.h"
 #include "hash.h"
+#include "holes.h"
 #include "segments.h"
 
 #define PAGE_GUESS	4096	/* bytes in a page, for heuristics */
@@ -175,9 +176,13 @@ bloom_open(struct bloom *b, const char *path, int writable)
 	if ((s = read_header(b, (uint64_t)st.st_size)) != BLOOM_OK)
 		goto fail;
 	b->seed = b->hdr.seed;
+	b->sparse = holes_any(b->fd, (uint64_t)st.st_size);
 	b->pending = malloc(BLOOM_CHUNK * sizeof b->pending[0]);
 	b->found = malloc(BLOOM_CHUNK);
 	if (b->pending == NULL || b->found == NULL || map_head(b) == -1)
+		goto fail_errno;
+	if (b->hdr.version == FORMAT_V1 && !writable && b->sparse &&
+	    holes_hide(b->fd, b->head, 0, b->head_size) == -1)
 		goto fail_errno;
 	if ((s = segments_map(b)) != BLOOM_OK ||
 	    (s = segments_refresh(b)) != BLOOM_OK)
@@ -748,21 +753,46 @@ count_popcnt(const uint64_t *word, uint64_t nblocks,
 }
 #endif
 
+/* Counts the bits of nblocks blocks from word into hist; returns the
+ * total. */
+static uint64_t
+count_range(const uint64_t *word, uint64_t nblocks,
+    uint64_t hist[BLOCK_BITS + 1])
+{
+#ifdef HAVE_POPCNT_DISPATCH
+	if (__builtin_cpu_supports("popcnt"))
+		return count_popcnt(word, nblocks, hist);
+#endif
+	return count_portable(word, nblocks, hist);
+}
+
 uint64_t
 bloom_fill(struct bloom *b, unsigned i, uint64_t hist[BLOCK_BITS + 1])
 {
 	const struct segment *s = &b->seg[i];
 	const uint64_t *word = (const uint64_t *)s->bits;
+	uint64_t off = s->info.offset, end, from, to, total = 0;
 
-	if (s->map != NULL && memory_fits(s->map_size))
-		prefault_range(s->map, s->map_size);
-	else if (s->map == NULL && !b->prefaulted &&
-	    memory_fits(b->head_size))
-		prefault(b);
 	memset(hist, 0, (BLOCK_BITS + 1) * sizeof hist[0]);
-#ifdef HAVE_POPCNT_DISPATCH
-	if (__builtin_cpu_supports("popcnt"))
-		return count_popcnt(word, s->info.nblocks, hist);
-#endif
-	return count_portable(word, s->info.nblocks, hist);
+	if (!b->sparse) {
+		if (s->map != NULL && memory_fits(s->map_size))
+			prefault_range(s->map, s->map_size);
+		else if (s->map == NULL && !b->prefaulted &&
+		    memory_fits(b->head_size))
+			prefault(b);
+		return count_range(word, s->info.nblocks, hist);
+	}
+	/* Holes are zero bits: counted, not read.  Their bounds are whole
+	 * pages, so whole blocks. */
+	end = off + s->info.nblocks * BLOCK_BYTES;
+	hist[0] = s->info.nblocks;
+	while (holes_next_data(b->fd, off, end, &from, &to)) {
+		from -= (from - s->info.offset) % BLOCK_BYTES;
+		to += (end - to) % BLOCK_BYTES;
+		hist[0] -= (to - from) / BLOCK_BYTES;
+		total += count_range(word + (from - s->info.offset) / 8,
+		    (to - from) / BLOCK_BYTES, hist);
+		off = to;
+	}
+	return total;
 }

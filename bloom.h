@@ -48,6 +48,8 @@ struct bloom {
 	const char *path;	/* as opened, for the caller's messages */
 	int fd;			/* the open file, holding a shared flock */
 	int writable;		/* opened for add */
+	int sparse;		/* the file has holes (holes.c): read-only,
+				 * they are mapped as private zero pages */
 	unsigned char *head;	/* v2: header and table; v1: the file */
 	size_t head_size;	/* bytes of head */
 	struct bloom_header hdr;	/* the header as validated at open */

@@ -633,14 +633,16 @@ on_sigbus(int sig)
 	_exit(EXIT_TROUBLE);
 }
 
-/* Arms the SIGBUS handler with a message naming path. */
+/* Arms the SIGBUS handler with a message naming path, for a filter open
+ * for writing or only for reading. */
 static void
-guard_mapping(const char *path)
+guard_mapping(const char *path, int writable)
 {
 	struct sigaction sa;
 
 	snprintf(sigbus_message, sizeof sigbus_message, "%s: %s: %s\n",
-	    progname, path, bloom_strerror(BLOOM_ETRUNCATED));
+	    progname, path, writable ? bloom_strerror(BLOOM_ETRUNCATED) :
+	    "file was truncated, or could not be read, while in use");
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_sigbus;
 	sigemptyset(&sa.sa_mask);
@@ -825,7 +827,7 @@ cmd_add(int argc, char **argv)
 		engine_free(&job);
 		return finish(EXIT_TROUBLE);
 	}
-	guard_mapping(argv[0]);
+	guard_mapping(argv[0], 1);
 	job.filter = &filter;
 	job.notice = notice;
 	rc = stream_files(&job, argc - 1, argv + 1);
@@ -897,7 +899,7 @@ cmd_check(int argc, char **argv)
 		engine_free(&job);
 		return finish(EXIT_TROUBLE);
 	}
-	guard_mapping(argv[0]);
+	guard_mapping(argv[0], 0);
 	job.filter = &filter;
 	rc = stream_files(&job, argc - 1, argv + 1);
 	bloom_close(&filter);
@@ -956,7 +958,7 @@ cmd_stats(int argc, char **argv)
 		bloom_close(&filter);
 		return finish(EXIT_TROUBLE);
 	}
-	guard_mapping(argv[0]);
+	guard_mapping(argv[0], 0);
 	if (fstat(filter.fd, &sb) == -1)
 		sb.st_size = 0;
 	stats_compute(&filter, (uint64_t)sb.st_size, &st);
@@ -998,7 +1000,7 @@ cmd_rotate(int argc, char **argv)
 		filter_error(argv[0], s, &filter.hdr);
 		return finish(EXIT_TROUBLE);
 	}
-	guard_mapping(argv[0]);
+	guard_mapping(argv[0], 1);
 	if (filter.hdr.mode != MODE_WINDOW) {
 		warnx("%s: cannot rotate: a %s filter has no generations "
 		    "(make one with create --generations)", argv[0],

@@ -194,6 +194,10 @@ stats_print_text(FILE *fp, const char *path, const struct bloom *b,
 			fputc('\n', fp);
 		}
 	}
+	if (b->sparse)
+		fprintf(fp, "warning: sparse file: its holes read as empty "
+		    "bits (a filter bloom creates has none; it was copied "
+		    "sparse or damaged)\n");
 	if (st->over_capacity)
 		fprintf(fp, "warning: over capacity: about %.0f items in a "
 		    "filter sized for %" PRIu64 "; false positives are above "

@@ -311,3 +311,43 @@ big_line() {
 	[ "$(cat bytes)" = 314572803 ]
 	[ "$output" -lt 180 ]
 }
+
+@test "a sparse filter on tmpfs: stats and check allocate nothing, stats says sparse" {
+	if ! unshare -rm true 2>/dev/null && ! unshare -m true 2>/dev/null; then
+		skip "mounting a tmpfs needs root or user namespaces (CI runs as root)"
+	fi
+	bloom create --seed 1 -s 2G big.bf
+	keys 1000 >in
+	mkdir mnt
+	run -0 --separate-stderr unshare -rm bash -c '
+		mount -t tmpfs -o size=64M none mnt || exit 3
+		cp --sparse=always big.bf mnt/f.bf
+		before=$(df -k --output=used mnt | tail -n 1)
+		bloom stats mnt/f.bf >stats.out || exit 4
+		bloom check -c mnt/f.bf <in >count.out
+		[ $? -eq 1 ] || exit 5
+		after=$(df -k --output=used mnt | tail -n 1)
+		echo "$before $after"'
+	echo "used KiB before and after: $output; stderr: $stderr"
+	set -- $output
+	[ "$2" -le $(($1 + 64)) ]
+	[ "$(cat count.out)" = 0 ]
+	grep -qx 'bits_set: 0' stats.out
+	grep -q '^warning: sparse file' stats.out
+	# The same filter allocated: no warning.
+	run -0 bloom stats big.bf
+	[[ "$output" != *sparse* ]]
+}
+
+@test "a sparse filter: stats counts its holes without reading them" {
+	bloom create --seed 1 -s 1G big.bf
+	keys 1000 | bloom add big.bf
+	cp --sparse=always big.bf sparse.bf
+	run -0 bloom stats big.bf
+	local want=$output
+	run -0 timeout 10 bloom stats sparse.bf
+	[ "${output/$'\n'warning: sparse file*/}" = "${want/big.bf/sparse.bf}" ]
+	[[ "$output" == *"warning: sparse file"* ]]
+	keys 2000 | bloom check -c sparse.bf >count || true
+	[ "$(cat count)" = 1000 ]
+}
