@@ -20,9 +20,9 @@ LDFLAGS += -fsanitize=address,undefined
 endif
 
 OBJ = cli.o engine.o output.o stats.o lines.o create.o bloom.o segments.o \
-	holes.o format.o params.o hash.o
+	holes.o quote.o format.o params.o hash.o
 HDR = bloom.h create.h engine.h format.h hash.h holes.h lines.h output.h \
-	params.h segments.h stats.h
+	params.h quote.h segments.h stats.h
 TESTBIN = tests/hashsum
 
 all: bloom

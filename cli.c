@@ -24,6 +24,7 @@
 #include "create.h"
 #include "engine.h"
 #include "params.h"
+#include "quote.h"
 #include "stats.h"
 
 #ifndef BLOOM_VERSION_STRING
@@ -109,12 +110,29 @@ static const char *progname = "bloom";
 /* The message SIGBUS writes: the mapped filter shrank under us. */
 static char sigbus_message[512];
 
+/* Writes a message, its bytes quoted (quote.c): the names and values in
+ * it come from outside and must not forge a line or reach the terminal
+ * raw. */
 static void
 vwarnx(const char *fmt, va_list ap)
 {
+	char buf[1024], *msg = buf;
+	va_list again;
+	int len;
+
+	va_copy(again, ap);
+	len = vsnprintf(buf, sizeof buf, fmt, ap);
+	if (len >= (int)sizeof buf && (msg = malloc((size_t)len + 1)) != NULL)
+		vsnprintf(msg, (size_t)len + 1, fmt, again);
+	va_end(again);
+	if (msg == NULL)
+		msg = buf;	/* cut short */
 	fprintf(stderr, "%s: ", progname);
-	vfprintf(stderr, fmt, ap);
+	if (len >= 0)
+		quote_fputs(stderr, msg);
 	fputc('\n', stderr);
+	if (msg != buf)
+		free(msg);
 }
 
 static void
@@ -639,9 +657,10 @@ static void
 guard_mapping(const char *path, int writable)
 {
 	struct sigaction sa;
+	char name[256];
 
 	snprintf(sigbus_message, sizeof sigbus_message, "%s: %s: %s\n",
-	    progname, path, writable ? bloom_strerror(BLOOM_ETRUNCATED) :
+	    progname, quote_string(name, sizeof name, path), writable ? bloom_strerror(BLOOM_ETRUNCATED) :
 	    "file was truncated, or could not be read, while in use");
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_sigbus;

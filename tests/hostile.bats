@@ -351,3 +351,23 @@ big_line() {
 	keys 2000 | bloom check -c sparse.bf >count || true
 	[ "$(cat count)" = 1000 ]
 }
+
+@test "names in stats and in messages are quoted: no forged line, no raw escape" {
+	local name
+	name=$(printf 'a\nwarning: forged\033[31m\\z')
+	bloom create -n 100 --seed 1 "$name"
+	run -0 bloom stats "$name"
+	[ "${lines[0]}" = 'file: a\nwarning: forged\x1b[31m\\z' ]
+	[ "$(bloom stats "$name" | grep -c '^warning')" = 0 ]
+	run -0 bloom stats --json "$name"
+	[[ "$output" == '{"file":"a\u000awarning: forged\u001b[31m\\z",'* ]]
+	run -2 --separate-stderr bloom check "$name.missing" </dev/null
+	[ "$stderr" = 'bloom: a\nwarning: forged\x1b[31m\\z.missing: No such file or directory' ]
+	run -2 --separate-stderr bloom create -n 100 "$name"
+	[ "$stderr" = 'bloom: a\nwarning: forged\x1b[31m\\z: file exists (use -f to replace it)' ]
+	run -2 --separate-stderr bloom create -n "$(printf '1\n\0332')" f.bf
+	[ "${stderr%%$'\n'*}" = "bloom: create: -n takes a positive whole number, not '1\\n\\x1b2'" ]
+	# UTF-8 names are shown as they are; C1 controls and stray bytes are not.
+	run -2 --separate-stderr bloom stats "$(printf 'caf\303\251 \302\233 \377')"
+	[ "$stderr" = "bloom: café \\xc2\\x9b \\xff: No such file or directory" ]
+}
