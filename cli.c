@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
@@ -328,8 +329,9 @@ parse_u64(const char *s, int hex, uint64_t *out)
 		base = 16;
 		s += 2;
 	}
-	if (!isxdigit((unsigned char)*s) || (base == 10 && !isdigit(
-	    (unsigned char)*s)))
+	/* Digits only: strtoull would take a sign, spaces, or a second 0x. */
+	if (*s == '\0' || strspn(s, base == 16 ? "0123456789abcdefABCDEF" :
+	    "0123456789") != strlen(s))
 		return -1;
 	errno = 0;
 	v = strtoull(s, &end, base);
@@ -368,16 +370,30 @@ parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* The largest rate that -p takes: above it, %g shows 1. */
+#define FPR_MAX		0.999999
+
+/* Parses a false-positive rate; returns 0, or -1 with *why set to a reason
+ * beyond not being a number between 0 and 1, or to "". */
 static int
-parse_fpr(const char *s, double *out)
+parse_fpr(const char *s, double *out, const char **why)
 {
 	char *end;
 	double v;
 
+	*why = "";
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno != 0 || end == s || *end != '\0' || !(v > 0.0 && v < 1.0))
+	if (end == s || *end != '\0' || !(v > 0.0 && v < 1.0))
 		return -1;
+	if (errno == ERANGE || v < DBL_MIN) {
+		*why = " (too small: the smallest rate is 2.2e-308)";
+		return -1;
+	}
+	if (v > FPR_MAX) {
+		*why = " (too close to 1: the largest rate is 0.999999)";
+		return -1;
+	}
 	*out = v;
 	return 0;
 }
@@ -518,6 +534,7 @@ cmd_create(int argc, char **argv)
 	int ch, force = 0, have_n = 0, have_p = 0, have_s = 0, have_seed = 0;
 	int have_growth = 0;
 	enum solve_for what;
+	const char *why;
 	char *end;
 
 	memset(&spec, 0, sizeof spec);
@@ -547,9 +564,10 @@ cmd_create(int argc, char **argv)
 			have_n = 1;
 			break;
 		case 'p':
-			if (parse_fpr(optarg, &p->target_fpr) == -1)
+			if (parse_fpr(optarg, &p->target_fpr, &why) == -1)
 				usage_error(CMD_CREATE, "create: -p takes a "
-				    "rate between 0 and 1, not '%s'", optarg);
+				    "rate between 0 and 1, not '%s'%s", optarg,
+				    why);
 			have_p = 1;
 			break;
 		case 's':

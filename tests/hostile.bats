@@ -371,3 +371,32 @@ big_line() {
 	run -2 --separate-stderr bloom stats "$(printf 'caf\303\251 \302\233 \377')"
 	[ "$stderr" = "bloom: café \\xc2\\x9b \\xff: No such file or directory" ]
 }
+
+@test "numbers mean what they say: --seed 0x0x10, -p 1e-310, -p 0.9999999999999999" {
+	local s
+	for s in 0x0x10 00x10 0x-1 0x+5 ' 16' '16 ' 0x; do
+		run -2 --separate-stderr bloom create -n 10 --seed "$s" f.bf
+		[ "${stderr%%$'\n'*}" = "bloom: create: --seed takes a 64-bit number, not '$s'" ]
+	done
+	[ ! -e f.bf ]
+	run -2 --separate-stderr bloom create -p 1e-310 f.bf
+	[ "${stderr%%$'\n'*}" = "bloom: create: -p takes a rate between 0 and 1, not '1e-310' (too small: the smallest rate is 2.2e-308)" ]
+	run -2 --separate-stderr bloom create -p 0.9999999999999999 f.bf
+	[ "${stderr%%$'\n'*}" = "bloom: create: -p takes a rate between 0 and 1, not '0.9999999999999999' (too close to 1: the largest rate is 0.999999)" ]
+	[ ! -e f.bf ]
+	bloom create -n 10 --seed 0x1F -p 0.999999 f.bf
+	[ "$(stats_field seed f.bf)" = 31 ]
+	[ "$(stats_field target_fpr f.bf)" = 0.999999 ]
+}
+
+@test "the inserted counter stops at 2^64-1 rather than wrapping" {
+	bloom create -n 1000 --seed 1 f.bf
+	# The fixed filter's one segment entry starts at 256; its counter at 48.
+	local i
+	for i in 0 1 2 3 4 5 6 7; do
+		poke f.bf $((256 + 48 + i)) 255
+	done
+	[ "$(stats_field inserted f.bf)" = 18446744073709551615 ]
+	printf 'one\ntwo\n' | bloom add f.bf
+	[ "$(stats_field inserted f.bf)" = 18446744073709551615 ]
+}
