@@ -77,10 +77,31 @@ note_lookups(struct bloom *b, size_t n)
 		prefault(b);
 }
 
+/* Takes a shared lock on fd, calling on_wait once after a second of
+ * waiting.  Returns 0, or -1 with errno set. */
+#define WAIT_TICK_NS	10000000L	/* 10 ms between tries */
+#define WAIT_TELL_TICKS	100		/* tries before saying so */
+
+static int
+lock_shared(int fd, const char *path, void (*on_wait)(const char *))
+{
+	struct timespec tick = { 0, WAIT_TICK_NS };
+	unsigned ticks = 0;
+
+	while (flock(fd, LOCK_SH | LOCK_NB) == -1) {
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return -1;
+		if (++ticks == WAIT_TELL_TICKS && on_wait != NULL)
+			on_wait(path);
+		nanosleep(&tick, NULL);
+	}
+	return 0;
+}
+
 /* Opens path and takes a shared lock on the file that is at path once the
  * lock is held: a create -f may have replaced it while we waited. */
 static int
-open_locked(const char *path, int writable)
+open_locked(const char *path, int writable, void (*on_wait)(const char *))
 {
 	struct stat held, now;
 	int fd, flags, e;
@@ -95,9 +116,8 @@ open_locked(const char *path, int writable)
 			goto fail;
 		if (!S_ISREG(held.st_mode))
 			return fd;	/* the caller rejects it */
-		while (flock(fd, LOCK_SH) == -1)
-			if (errno != EINTR)
-				goto fail;
+		if (lock_shared(fd, path, on_wait) == -1)
+			goto fail;
 		if (stat(path, &now) == -1)
 			goto fail;
 		if (now.st_dev == held.st_dev && now.st_ino == held.st_ino)
@@ -154,7 +174,8 @@ map_head(struct bloom *b)
 }
 
 int
-bloom_open(struct bloom *b, const char *path, int writable)
+bloom_open(struct bloom *b, const char *path, int writable,
+    void (*on_wait)(const char *path))
 {
 	struct stat st;
 	uint64_t total = 0;
@@ -164,7 +185,7 @@ bloom_open(struct bloom *b, const char *path, int writable)
 	memset(b, 0, sizeof *b);
 	b->path = path;
 	b->writable = writable;
-	b->fd = open_locked(path, writable);
+	b->fd = open_locked(path, writable, on_wait);
 	if (b->fd == -1)
 		return errno == EISDIR ? BLOOM_ENOTREG : BLOOM_ERRNO;
 	if (fstat(b->fd, &st) == -1)

@@ -71,9 +71,12 @@ struct bloom {
 };
 
 /* Opens and maps the filter at path, for writing if writable, holding a
- * shared lock until bloom_close.  Returns BLOOM_OK or a status; on failure
- * b->hdr holds what could be decoded and nothing is left open. */
-int bloom_open(struct bloom *b, const char *path, int writable);
+ * shared lock until bloom_close; if the lock has not come after a second,
+ * calls on_wait (unless NULL) once and goes on waiting.  Returns BLOOM_OK
+ * or a status; on failure b->hdr holds what could be decoded and nothing
+ * is left open. */
+int bloom_open(struct bloom *b, const char *path, int writable,
+    void (*on_wait)(const char *path));
 
 /* Returns 1 if the open descriptor fd is b's file (same device and
  * inode), else 0. */

@@ -482,6 +482,15 @@ solve_fixed(const char *path, struct params *p, enum solve_for what)
 	return 0;
 }
 
+/* Tells that a command has waited a second for its shared lock. */
+static void
+tell_open_waits(const char *path)
+{
+	warnx("%s: waiting for a lock: another process holds the filter "
+	    "exclusively (a create -f replacing it, or any process that "
+	    "may read it)", path);
+}
+
 /* Tells that create -f has waited a second for the file's users. */
 static void
 tell_create_waits(const char *path)
@@ -769,7 +778,7 @@ open_for_add(struct bloom *b, const char *path)
 	struct bloom_header h;
 	int s;
 
-	s = bloom_open(b, path, 1);
+	s = bloom_open(b, path, 1, tell_open_waits);
 	if (s == BLOOM_ERRNO && errno == ENOENT) {
 		memset(&spec, 0, sizeof spec);
 		spec.mode = MODE_GROW;
@@ -789,7 +798,7 @@ open_for_add(struct bloom *b, const char *path)
 			    bloom_strerror(s));
 			return -1;
 		}
-		s = bloom_open(b, path, 1);
+		s = bloom_open(b, path, 1, tell_open_waits);
 	}
 	if (s != BLOOM_OK) {
 		filter_error(path, s, &b->hdr);
@@ -925,7 +934,7 @@ cmd_check(int argc, char **argv)
 		engine_free(&job);
 		return finish(EXIT_TROUBLE);
 	}
-	s = bloom_open(&filter, argv[0], 0);
+	s = bloom_open(&filter, argv[0], 0, tell_open_waits);
 	if (s != BLOOM_OK) {
 		filter_error(argv[0], s, &filter.hdr);
 		engine_free(&job);
@@ -986,7 +995,7 @@ cmd_stats(int argc, char **argv)
 	if (argc != 1)
 		usage_error(CMD_STATS, argc == 0 ? "stats: no filter named" :
 		    "stats: one filter at a time");
-	s = bloom_open(&filter, argv[0], 0);
+	s = bloom_open(&filter, argv[0], 0, tell_open_waits);
 	if (s != BLOOM_OK) {
 		filter_error(argv[0], s, &filter.hdr);
 		return finish(EXIT_TROUBLE);
@@ -1032,7 +1041,7 @@ cmd_rotate(int argc, char **argv)
 	if (argc != 1)
 		usage_error(CMD_ROTATE, argc == 0 ? "rotate: no filter named" :
 		    "rotate: one filter at a time");
-	s = bloom_open(&filter, argv[0], 1);
+	s = bloom_open(&filter, argv[0], 1, tell_open_waits);
 	if (s != BLOOM_OK) {
 		filter_error(argv[0], s, &filter.hdr);
 		return finish(EXIT_TROUBLE);

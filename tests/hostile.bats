@@ -400,3 +400,36 @@ big_line() {
 	printf 'one\ntwo\n' | bloom add f.bf
 	[ "$(stats_field inserted f.bf)" = 18446744073709551615 ]
 }
+
+@test "a command kept waiting for a lock says so after a second" {
+	bloom create -n 1000 f.bf
+	echo key | bloom add f.bf
+	flock -x f.bf sleep 1.6 &
+	sleep 0.2
+	run -0 --separate-stderr bloom check f.bf <<<key
+	[ "$output" = key ]
+	[ "$stderr" = "bloom: f.bf: waiting for a lock: another process holds the filter exclusively (a create -f replacing it, or any process that may read it)" ]
+	wait
+	# Not a word when the wait is short.
+	flock -x f.bf sleep 0.3 &
+	sleep 0.1
+	run -0 --separate-stderr bloom add f.bf <<<other
+	[ "$stderr" = "" ]
+	wait
+}
+
+@test "create -f kept waiting by a running add says so after a second" {
+	bloom create -n 1000 --seed 1 f.bf
+	mkfifo feed
+	bloom add f.bf <feed &
+	exec 5>feed
+	sleep 0.2
+	bloom create -f -n 1000 --seed 2 f.bf 2>err 5>&- &
+	local create=$!
+	sleep 1.5
+	exec 5>&-
+	wait "$create"
+	wait
+	[ "$(cat err)" = "bloom: f.bf: waiting for a lock: another process has the filter open, and create -f replaces it only once nothing uses it" ]
+	[ "$(stats_field seed f.bf)" = 2 ]
+}
