@@ -433,3 +433,65 @@ big_line() {
 	[ "$(cat err)" = "bloom: f.bf: waiting for a lock: another process has the filter open, and create -f replaces it only once nothing uses it" ]
 	[ "$(stats_field seed f.bf)" = 2 ]
 }
+
+# Runs "$@" in a mount namespace where /proc is an empty tmpfs, as in a
+# minimal container or chroot; prints nothing more.
+without_proc() {
+	exec unshare -m bash -c 'mount -t tmpfs none /proc && exec "$@"' bash "$@"
+}
+
+# The command prefix that drops root's power over file modes and
+# AT_EMPTY_PATH (CAP_DAC_READ_SEARCH); for a test run as root.
+drop_caps=(setpriv --bounding-set -dac_override,-dac_read_search)
+
+# Skips unless this test may make a mount namespace.
+need_unshare() {
+	if [ "$(id -u)" -ne 0 ] || ! unshare -m true 2>/dev/null; then
+		skip "unshare -m and mount need root (CI runs as root)"
+	fi
+}
+
+@test "without /proc, a create -f killed while it waits for the lock leaves nothing" {
+	need_unshare
+	local how
+	bloom create -n 1000 --seed 1 f.bf
+	cp f.bf before
+	# As root, the new file is named with AT_EMPTY_PATH; without that
+	# privilege, a hidden name removed on the signal.
+	for how in root unprivileged; do
+		flock -s f.bf sleep 2 &
+		sleep 0.2
+		if [ "$how" = root ]; then
+			without_proc bloom create -f -n 1000000 --seed 2 f.bf &
+		else
+			without_proc "${drop_caps[@]}" bloom create -f \
+			    -n 1000000 --seed 2 f.bf &
+		fi
+		local create=$!
+		sleep 0.6
+		kill -TERM "$create"
+		wait "$create" || true
+		wait
+		echo "$how: $(entries | tr '\n' ' ')"
+		cmp f.bf before
+		[ "$(entries | tr '\n' ' ')" = "before f.bf " ]
+	done
+}
+
+@test "without /proc, a create over the file size limit fails cleanly and leaves nothing" {
+	need_unshare
+	local how
+	for how in root unprivileged; do
+		local run=()
+		[ "$how" = root ] || run=("${drop_caps[@]}")
+		run -2 --separate-stderr without_proc "${run[@]}" bash -c \
+		    'ulimit -f 1024; exec bloom create -s 64M f.bf'
+		echo "$how: $stderr; left: $(entries | tr '\n' ' ')"
+		[ "$stderr" = "bloom: f.bf: cannot create: File too large" ]
+		[ "$(entries)" = "" ]
+	done
+	# With /proc too.
+	run -2 --separate-stderr bash -c 'ulimit -f 1024; exec bloom create -s 64M f.bf'
+	[ "$stderr" = "bloom: f.bf: cannot create: File too large" ]
+	[ "$(entries)" = "" ]
+}
