@@ -495,3 +495,28 @@ need_unshare() {
 	[ "$stderr" = "bloom: f.bf: cannot create: File too large" ]
 	[ "$(entries)" = "" ]
 }
+
+@test "stress: 200 rounds of 4 concurrent adders creating the filter lose nothing" {
+	local round i
+	for i in 1 2 3 4; do
+		keys 5000 "w$i-" >"in.$i"
+	done
+	cat in.? >all
+	for round in $(seq 200); do
+		rm -f f.bf
+		for i in 1 2 3 4; do
+			bloom add f.bf "in.$i" 2>"err.$i" &
+		done
+		wait
+		run bloom check -c f.bf all
+		if [ "$status" -ne 0 ] || [ "$output" != 20000 ] ||
+		    [ "$(cat err.? | grep -vc 'created growable')" != 0 ]; then
+			echo "round $round: status $status, $output of 20000 found"
+			cat err.?
+			ls -la
+			return 1
+		fi
+		# Exactly one of them created it and said so.
+		[ "$(cat err.? | grep -c 'created growable')" = 1 ]
+	done
+}
