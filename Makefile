@@ -19,10 +19,10 @@ CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 LDFLAGS += -fsanitize=address,undefined
 endif
 
-OBJ = cli.o engine.o output.o stats.o lines.o create.o bloom.o segments.o \
-	holes.o quote.o format.o params.o hash.o
+OBJ = cli.o parse.o engine.o output.o stats.o lines.o create.o bloom.o \
+	segments.o holes.o quote.o format.o params.o hash.o
 HDR = bloom.h create.h engine.h format.h hash.h holes.h lines.h output.h \
-	params.h quote.h segments.h stats.h
+	params.h parse.h quote.h segments.h stats.h
 TESTBIN = tests/hashsum
 
 all: bloom
@@ -70,10 +70,35 @@ tests/fuzz/header: tests/fuzz/header.c format.c hash.c params.c $(HDR)
 		-fno-sanitize-recover=all $(CPPFLAGS) -I. -o $@ \
 		tests/fuzz/header.c format.c hash.c params.c -lm
 
-fuzz: tests/fuzz/header
+# The line reader, with a 64-byte read buffer so that short inputs reach
+# long lines; and the parsers of option values.
+FUZZFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=all -pthread $(CPPFLAGS) -I.
+FUZZ_LINES_SRC = tests/fuzz/lines.c lines.c bloom.c segments.c holes.c \
+	format.c params.c hash.c
+
+tests/fuzz/lines: $(FUZZ_LINES_SRC) $(HDR)
+	$(FUZZCC) $(FUZZFLAGS) -DREAD_SIZE=64 -o $@ $(FUZZ_LINES_SRC) -lm
+
+tests/fuzz/options: tests/fuzz/options.c parse.c $(HDR)
+	$(FUZZCC) $(FUZZFLAGS) -o $@ tests/fuzz/options.c parse.c
+
+fuzz: fuzz-header fuzz-lines fuzz-options
+
+fuzz-header: tests/fuzz/header
 	mkdir -p $(FUZZ_CORPUS)
 	tests/fuzz/header -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 		$(FUZZ_CORPUS) tests/fuzz/seeds
+
+fuzz-lines: tests/fuzz/lines
+	mkdir -p $(FUZZ_CORPUS)-lines
+	tests/fuzz/lines -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+		$(FUZZ_CORPUS)-lines
+
+fuzz-options: tests/fuzz/options
+	mkdir -p $(FUZZ_CORPUS)-options
+	tests/fuzz/options -max_total_time=$(FUZZ_SECONDS) -max_len=63 \
+		$(FUZZ_CORPUS)-options
 
 install: bloom
 	mkdir -p $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANPREFIX)/man1
@@ -86,7 +111,9 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/bloom $(DESTDIR)$(MANPREFIX)/man1/bloom.1
 
 clean:
-	rm -f bloom $(OBJ) $(TESTBIN) tests/fuzz/header bench/gen-urls
-	rm -rf $(FUZZ_CORPUS)
+	rm -f bloom $(OBJ) $(TESTBIN) tests/fuzz/header tests/fuzz/lines \
+		tests/fuzz/options bench/gen-urls
+	rm -rf $(FUZZ_CORPUS) $(FUZZ_CORPUS)-lines $(FUZZ_CORPUS)-options
 
-.PHONY: all example check fuzz install uninstall clean
+.PHONY: all example check fuzz fuzz-header fuzz-lines fuzz-options install \
+	uninstall clean
