@@ -17,6 +17,7 @@ ifeq ($(SANITIZE),1)
 CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 LDFLAGS += -fsanitize=address,undefined
+SANITIZE_OBJ = tests/sanitize.o
 endif
 
 OBJ = cli.o parse.o engine.o output.o stats.o lines.o create.o bloom.o \
@@ -27,8 +28,8 @@ TESTBIN = tests/hashsum
 
 all: bloom
 
-bloom: $(OBJ)
-	$(CC) $(THREADS) $(LDFLAGS) -o $@ $(OBJ) $(LDLIBS)
+bloom: $(OBJ) $(SANITIZE_OBJ)
+	$(CC) $(THREADS) $(LDFLAGS) -o $@ $(OBJ) $(SANITIZE_OBJ) $(LDLIBS)
 
 .c.o:
 	$(CC) $(WARN) $(THREADS) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
@@ -111,8 +112,8 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/bloom $(DESTDIR)$(MANPREFIX)/man1/bloom.1
 
 clean:
-	rm -f bloom $(OBJ) $(TESTBIN) tests/fuzz/header tests/fuzz/lines \
-		tests/fuzz/options bench/gen-urls
+	rm -f bloom $(OBJ) tests/sanitize.o $(TESTBIN) tests/fuzz/header \
+		tests/fuzz/lines tests/fuzz/options bench/gen-urls
 	rm -rf $(FUZZ_CORPUS) $(FUZZ_CORPUS)-lines $(FUZZ_CORPUS)-options
 
 .PHONY: all example check fuzz fuzz-header fuzz-lines fuzz-options install \
