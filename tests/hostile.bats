@@ -318,11 +318,11 @@ big_line() {
 	if ! unshare -rm true 2>/dev/null && ! unshare -m true 2>/dev/null; then
 		skip "mounting a tmpfs needs root or user namespaces (CI runs as root)"
 	fi
-	bloom create --seed 1 -s 2G big.bf
+	bloom create --seed 1 -s 1G big.bf
 	keys 1000 >in
 	mkdir mnt
 	run -0 --separate-stderr unshare -rm bash -c '
-		mount -t tmpfs -o size=64M none mnt || exit 3
+		mount -t tmpfs -o size=32M none mnt || exit 3
 		cp --sparse=always big.bf mnt/f.bf
 		before=$(df -k --output=used mnt | tail -n 1)
 		bloom stats mnt/f.bf >stats.out || exit 4
