@@ -20,18 +20,20 @@ ifeq ($(SANITIZE),1)
 CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 LDFLAGS += -fsanitize=address,undefined
+SANITIZE_OBJ = tests/sanitize.o
 endif
 
 OBJ = cli.o parse.o engine.o output.o progress.o stats.o merge.o lines.o \
-	fields.o create.o bloom.o segments.o format.o params.o hash.o
-HDR = bloom.h create.h engine.h fields.h format.h hash.h lines.h merge.h \
-	output.h params.h parse.h progress.h segments.h stats.h
+	fields.o create.o bloom.o segments.o holes.o quote.o format.o params.o \
+	hash.o
+HDR = bloom.h create.h engine.h fields.h format.h hash.h holes.h lines.h \
+	merge.h output.h params.h parse.h progress.h quote.h segments.h stats.h
 TESTBIN = tests/hashsum
 
 all: bloom
 
-bloom: $(OBJ)
-	$(CC) $(THREADS) $(LDFLAGS) -o $@ $(OBJ) $(LDLIBS)
+bloom: $(OBJ) $(SANITIZE_OBJ)
+	$(CC) $(THREADS) $(LDFLAGS) -o $@ $(OBJ) $(SANITIZE_OBJ) $(LDLIBS)
 
 .c.o:
 	$(CC) $(WARN) $(THREADS) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
@@ -82,10 +84,35 @@ tests/fuzz/header: tests/fuzz/header.c format.c hash.c params.c $(HDR)
 		-fno-sanitize-recover=all $(CPPFLAGS) -I. -o $@ \
 		tests/fuzz/header.c format.c hash.c params.c -lm
 
-fuzz: tests/fuzz/header
+# The line reader, with a 64-byte read buffer so that short inputs reach
+# long lines; and the parsers of option values.
+FUZZFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=all -pthread $(CPPFLAGS) -I.
+FUZZ_LINES_SRC = tests/fuzz/lines.c lines.c bloom.c segments.c holes.c \
+	format.c params.c hash.c
+
+tests/fuzz/lines: $(FUZZ_LINES_SRC) $(HDR)
+	$(FUZZCC) $(FUZZFLAGS) -DREAD_SIZE=64 -o $@ $(FUZZ_LINES_SRC) -lm
+
+tests/fuzz/options: tests/fuzz/options.c parse.c $(HDR)
+	$(FUZZCC) $(FUZZFLAGS) -o $@ tests/fuzz/options.c parse.c
+
+fuzz: fuzz-header fuzz-lines fuzz-options
+
+fuzz-header: tests/fuzz/header
 	mkdir -p $(FUZZ_CORPUS)
 	tests/fuzz/header -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
 		$(FUZZ_CORPUS) tests/fuzz/seeds
+
+fuzz-lines: tests/fuzz/lines
+	mkdir -p $(FUZZ_CORPUS)-lines
+	tests/fuzz/lines -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+		$(FUZZ_CORPUS)-lines
+
+fuzz-options: tests/fuzz/options
+	mkdir -p $(FUZZ_CORPUS)-options
+	tests/fuzz/options -max_total_time=$(FUZZ_SECONDS) -max_len=63 \
+		$(FUZZ_CORPUS)-options
 
 install: bloom
 	mkdir -p $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANPREFIX)/man1
@@ -107,8 +134,9 @@ uninstall:
 		$(DESTDIR)$(FISHCOMPDIR)/bloom.fish
 
 clean:
-	rm -f bloom $(OBJ) $(TESTBIN) tests/fuzz/header bench/gen-urls \
-		bench/floor
-	rm -rf $(FUZZ_CORPUS)
+	rm -f bloom $(OBJ) tests/sanitize.o $(TESTBIN) tests/fuzz/header \
+		tests/fuzz/lines tests/fuzz/options bench/gen-urls bench/floor
+	rm -rf $(FUZZ_CORPUS) $(FUZZ_CORPUS)-lines $(FUZZ_CORPUS)-options
 
-.PHONY: all example check need fuzz install uninstall clean
+.PHONY: all example check need fuzz fuzz-header fuzz-lines fuzz-options \
+	install uninstall clean

@@ -24,6 +24,7 @@
 
 #include "bloom.h"
 #include "hash.h"
+#include "holes.h"
 #include "segments.h"
 
 #define PAGE_GUESS	4096	/* bytes in a page, for heuristics */
@@ -76,10 +77,31 @@ note_lookups(struct bloom *b, size_t n)
 		prefault(b);
 }
 
+/* Takes a shared lock on fd, calling on_wait once after a second of
+ * waiting.  Returns 0, or -1 with errno set. */
+#define WAIT_TICK_NS	10000000L	/* 10 ms between tries */
+#define WAIT_TELL_TICKS	100		/* tries before saying so */
+
+static int
+lock_shared(int fd, const char *path, void (*on_wait)(const char *))
+{
+	struct timespec tick = { 0, WAIT_TICK_NS };
+	unsigned ticks = 0;
+
+	while (flock(fd, LOCK_SH | LOCK_NB) == -1) {
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return -1;
+		if (++ticks == WAIT_TELL_TICKS && on_wait != NULL)
+			on_wait(path);
+		nanosleep(&tick, NULL);
+	}
+	return 0;
+}
+
 /* Opens path and takes a shared lock on the file that is at path once the
  * lock is held: a create -f may have replaced it while we waited. */
 static int
-open_locked(const char *path, int writable)
+open_locked(const char *path, int writable, void (*on_wait)(const char *))
 {
 	struct stat held, now;
 	int fd, flags, e;
@@ -94,9 +116,8 @@ open_locked(const char *path, int writable)
 			goto fail;
 		if (!S_ISREG(held.st_mode))
 			return fd;	/* the caller rejects it */
-		while (flock(fd, LOCK_SH) == -1)
-			if (errno != EINTR)
-				goto fail;
+		if (lock_shared(fd, path, on_wait) == -1)
+			goto fail;
 		if (stat(path, &now) == -1)
 			goto fail;
 		if (now.st_dev == held.st_dev && now.st_ino == held.st_ino)
@@ -153,7 +174,8 @@ map_head(struct bloom *b)
 }
 
 int
-bloom_open(struct bloom *b, const char *path, int writable)
+bloom_open(struct bloom *b, const char *path, int writable,
+    void (*on_wait)(const char *path))
 {
 	struct stat st;
 	uint64_t total = 0;
@@ -163,7 +185,7 @@ bloom_open(struct bloom *b, const char *path, int writable)
 	memset(b, 0, sizeof *b);
 	b->path = path;
 	b->writable = writable;
-	b->fd = open_locked(path, writable);
+	b->fd = open_locked(path, writable, on_wait);
 	if (b->fd == -1)
 		return errno == EISDIR ? BLOOM_ENOTREG : BLOOM_ERRNO;
 	if (fstat(b->fd, &st) == -1)
@@ -175,9 +197,13 @@ bloom_open(struct bloom *b, const char *path, int writable)
 	if ((s = read_header(b, (uint64_t)st.st_size)) != BLOOM_OK)
 		goto fail;
 	b->seed = b->hdr.seed;
+	b->sparse = holes_any(b->fd, (uint64_t)st.st_size);
 	b->pending = malloc(BLOOM_CHUNK * sizeof b->pending[0]);
 	b->found = malloc(BLOOM_CHUNK);
 	if (b->pending == NULL || b->found == NULL || map_head(b) == -1)
+		goto fail_errno;
+	if (b->hdr.version == FORMAT_V1 && !writable && b->sparse &&
+	    holes_hide(b->fd, b->head, 0, b->head_size) == -1)
 		goto fail_errno;
 	if ((s = segments_map(b)) != BLOOM_OK ||
 	    (s = segments_refresh(b)) != BLOOM_OK)
@@ -196,6 +222,15 @@ fail:
 	bloom_close(b);
 	errno = e;
 	return s;
+}
+
+int
+bloom_is_file(const struct bloom *b, int fd)
+{
+	struct stat mine, other;
+
+	return fstat(b->fd, &mine) == 0 && fstat(fd, &other) == 0 &&
+	    mine.st_dev == other.st_dev && mine.st_ino == other.st_ino;
 }
 
 void
@@ -299,6 +334,12 @@ uint64_t
 bloom_hash(const struct bloom *b, const void *key, size_t len)
 {
 	return hash64(key, len, b->seed);
+}
+
+void
+bloom_hash_begin(const struct bloom *b, struct hash_state *st)
+{
+	hash64_begin(st, b->seed);
 }
 
 static inline uint64_t *
@@ -803,21 +844,46 @@ count_popcnt(const uint64_t *word, uint64_t nblocks,
 }
 #endif
 
+/* Counts the bits of nblocks blocks from word into hist; returns the
+ * total. */
+static uint64_t
+count_range(const uint64_t *word, uint64_t nblocks,
+    uint64_t hist[BLOCK_BITS + 1])
+{
+#ifdef HAVE_POPCNT_DISPATCH
+	if (__builtin_cpu_supports("popcnt"))
+		return count_popcnt(word, nblocks, hist);
+#endif
+	return count_portable(word, nblocks, hist);
+}
+
 uint64_t
 bloom_fill(struct bloom *b, unsigned i, uint64_t hist[BLOCK_BITS + 1])
 {
 	const struct segment *s = &b->seg[i];
 	const uint64_t *word = (const uint64_t *)s->bits;
+	uint64_t off = s->info.offset, end, from, to, total = 0;
 
-	if (s->map != NULL && memory_fits(s->map_size))
-		prefault_range(s->map, s->map_size);
-	else if (s->map == NULL && !b->prefaulted &&
-	    memory_fits(b->head_size))
-		prefault(b);
 	memset(hist, 0, (BLOCK_BITS + 1) * sizeof hist[0]);
-#ifdef HAVE_POPCNT_DISPATCH
-	if (__builtin_cpu_supports("popcnt"))
-		return count_popcnt(word, s->info.nblocks, hist);
-#endif
-	return count_portable(word, s->info.nblocks, hist);
+	if (!b->sparse) {
+		if (s->map != NULL && memory_fits(s->map_size))
+			prefault_range(s->map, s->map_size);
+		else if (s->map == NULL && !b->prefaulted &&
+		    memory_fits(b->head_size))
+			prefault(b);
+		return count_range(word, s->info.nblocks, hist);
+	}
+	/* Holes are zero bits: counted, not read.  Their bounds are whole
+	 * pages, so whole blocks. */
+	end = off + s->info.nblocks * BLOCK_BYTES;
+	hist[0] = s->info.nblocks;
+	while (holes_next_data(b->fd, off, end, &from, &to)) {
+		from -= (from - s->info.offset) % BLOCK_BYTES;
+		to += (end - to) % BLOCK_BYTES;
+		hist[0] -= (to - from) / BLOCK_BYTES;
+		total += count_range(word + (from - s->info.offset) / 8,
+		    (to - from) / BLOCK_BYTES, hist);
+		off = to;
+	}
+	return total;
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "format.h"
+#include "hash.h"
 #include "params.h"
 
 #define BLOOM_CHUNK	(1 << 16)	/* keys bloom_add and bloom_test work
@@ -55,6 +56,8 @@ struct bloom {
 	const char *path;	/* as opened, for the caller's messages */
 	int fd;			/* the open file, holding a shared flock */
 	int writable;		/* opened for add */
+	int sparse;		/* the file has holes (holes.c): read-only,
+				 * they are mapped as private zero pages */
 	unsigned char *head;	/* v2: header and table; v1: the file */
 	size_t head_size;	/* bytes of head */
 	struct bloom_header hdr;	/* the header as validated at open */
@@ -76,9 +79,16 @@ struct bloom {
 };
 
 /* Opens and maps the filter at path, for writing if writable, holding a
- * shared lock until bloom_close.  Returns BLOOM_OK or a status; on failure
- * b->hdr holds what could be decoded and nothing is left open. */
-int bloom_open(struct bloom *b, const char *path, int writable);
+ * shared lock until bloom_close; if the lock has not come after a second,
+ * calls on_wait (unless NULL) once and goes on waiting.  Returns BLOOM_OK
+ * or a status; on failure b->hdr holds what could be decoded and nothing
+ * is left open. */
+int bloom_open(struct bloom *b, const char *path, int writable,
+    void (*on_wait)(const char *path));
+
+/* Returns 1 if the open descriptor fd is b's file (same device and
+ * inode), else 0. */
+int bloom_is_file(const struct bloom *b, int fd);
 
 /* Unmaps and closes b. */
 void bloom_close(struct bloom *b);
@@ -86,6 +96,10 @@ void bloom_close(struct bloom *b);
 /* Returns the hash of the len bytes of key that b files it under.  Reads
  * nothing of b that changes while it is open: safe in any thread. */
 uint64_t bloom_hash(const struct bloom *b, const void *key, size_t len);
+
+/* Starts st on a key whose bytes come in pieces (hash64_update), for the
+ * same hash as bloom_hash gives the whole key.  Safe in any thread. */
+void bloom_hash_begin(const struct bloom *b, struct hash_state *st);
 
 /* Chooses the segments a reader thread may test for an add (if adding)
  * or a check of b, into p; p->nseg is 0 if none is worth it. */

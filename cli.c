@@ -27,6 +27,7 @@
 #include "params.h"
 #include "parse.h"
 #include "progress.h"
+#include "quote.h"
 #include "stats.h"
 
 #ifndef BLOOM_VERSION_STRING
@@ -150,12 +151,29 @@ static const char *progname = "bloom";
 /* The message SIGBUS writes: the mapped filter shrank under us. */
 static char sigbus_message[512];
 
+/* Writes a message, its bytes quoted (quote.c): the names and values in
+ * it come from outside and must not forge a line or reach the terminal
+ * raw. */
 static void
 vwarnx(const char *fmt, va_list ap)
 {
+	char buf[1024], *msg = buf;
+	va_list again;
+	int len;
+
+	va_copy(again, ap);
+	len = vsnprintf(buf, sizeof buf, fmt, ap);
+	if (len >= (int)sizeof buf && (msg = malloc((size_t)len + 1)) != NULL)
+		vsnprintf(msg, (size_t)len + 1, fmt, again);
+	va_end(again);
+	if (msg == NULL)
+		msg = buf;	/* cut short */
 	fprintf(stderr, "%s: ", progname);
-	vfprintf(stderr, fmt, ap);
+	if (len >= 0)
+		quote_fputs(stderr, msg);
 	fputc('\n', stderr);
+	if (msg != buf)
+		free(msg);
 }
 
 static void
@@ -327,6 +345,18 @@ filter_error(const char *path, int s, const struct bloom_header *h)
 		warnx("%s: %s", path, bloom_strerror(s));
 }
 
+/* Refuses a filter that is also the standard output, which writing would
+ * destroy; returns 0, or -1 after saying so. */
+static int
+not_own_output(const struct bloom *b, const char *path)
+{
+	if (!bloom_is_file(b, STDOUT_FILENO))
+		return 0;
+	warnx("%s: is also the standard output: refusing to write into the "
+	    "filter", path);
+	return -1;
+}
+
 static uint64_t
 random_seed(void)
 {
@@ -378,6 +408,23 @@ solve_fixed(const char *path, struct params *p, enum solve_for what)
 	return 0;
 }
 
+/* Tells that a command has waited a second for its shared lock. */
+static void
+tell_open_waits(const char *path)
+{
+	warnx("%s: waiting for a lock: another process holds the filter "
+	    "exclusively (a create -f replacing it, or any process that "
+	    "may read it)", path);
+}
+
+/* Tells that create -f has waited a second for the file's users. */
+static void
+tell_create_waits(const char *path)
+{
+	warnx("%s: waiting for a lock: another process has the filter open, "
+	    "and create -f replaces it only once nothing uses it", path);
+}
+
 /* Creates path for spec, or fails with a message; returns 0 or -1. */
 static int
 create_filter(const char *path, struct bloom_spec *spec, int force)
@@ -385,11 +432,15 @@ create_filter(const char *path, struct bloom_spec *spec, int force)
 	int s;
 
 	spec->created_ms = now_ms();
+	spec->on_wait = tell_create_waits;
 	s = bloom_create(path, spec, force);
 	if (s == BLOOM_OK)
 		return 0;
 	if (s == BLOOM_ERRNO && errno == EEXIST)
 		warnx("%s: file exists (use -f to replace it)", path);
+	else if (s == BLOOM_ENOTREG || s == BLOOM_ESHORT || s == BLOOM_EMAGIC)
+		warnx("%s: will not replace: %s; create -f replaces only bloom "
+		    "filters", path, bloom_strerror(s));
 	else if (s == BLOOM_ETOOBIG)
 		warnx("%s: a filter for %" PRIu64 " items at fpr %g would "
 		    "exceed %" PRIu64 " TiB", path, spec->first.capacity,
@@ -429,7 +480,7 @@ create_like(const char *path, const char *template, uint32_t slice,
 	struct bloom_header h;
 	int s;
 
-	s = bloom_open(&tmpl, template, 0);
+	s = bloom_open(&tmpl, template, 0, tell_open_waits);
 	if (s != BLOOM_OK) {
 		filter_error(template, s, &tmpl.hdr);
 		return EXIT_TROUBLE;
@@ -443,7 +494,7 @@ create_like(const char *path, const char *template, uint32_t slice,
 		    bloom_strerror(s));
 		return EXIT_TROUBLE;
 	}
-	s = bloom_create_header(path, &h, force);
+	s = bloom_create_header(path, &h, force, tell_create_waits);
 	if (s == BLOOM_ERRNO && errno == EEXIST) {
 		warnx("%s: file exists (use -f to replace it)", path);
 		return EXIT_TROUBLE;
@@ -515,6 +566,7 @@ cmd_create(int argc, char **argv)
 	enum solve_for what;
 	const char *like = NULL;
 	uint32_t slice = 0, slices = 0, cut = 0;
+	const char *why;
 	char *end;
 
 	memset(&spec, 0, sizeof spec);
@@ -544,9 +596,10 @@ cmd_create(int argc, char **argv)
 			have_n = 1;
 			break;
 		case 'p':
-			if (parse_fpr(optarg, &p->target_fpr) == -1)
+			if (parse_fpr(optarg, &p->target_fpr, &why) == -1)
 				usage_error(CMD_CREATE, "create: -p takes a "
-				    "rate between 0 and 1, not '%s'", optarg);
+				    "rate between 0 and 1, not '%s'%s", optarg,
+				    why);
 			have_p = 1;
 			break;
 		case 's':
@@ -691,14 +744,17 @@ on_sigbus(int sig)
 	_exit(EXIT_TROUBLE);
 }
 
-/* Arms the SIGBUS handler with a message naming path. */
+/* Arms the SIGBUS handler with a message naming path, for a filter open
+ * for writing or only for reading. */
 static void
-guard_mapping(const char *path)
+guard_mapping(const char *path, int writable)
 {
 	struct sigaction sa;
+	char name[256];
 
 	snprintf(sigbus_message, sizeof sigbus_message, "%s: %s: %s\n",
-	    progname, path, bloom_strerror(BLOOM_ETRUNCATED));
+	    progname, quote_string(name, sizeof name, path), writable ? bloom_strerror(BLOOM_ETRUNCATED) :
+	    "file was truncated, or could not be read, while in use");
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_sigbus;
 	sigemptyset(&sa.sa_mask);
@@ -859,7 +915,7 @@ open_for_add(struct bloom *b, const char *path, int may_create)
 	struct bloom_header h;
 	int s;
 
-	s = bloom_open(b, path, 1);
+	s = bloom_open(b, path, 1, tell_open_waits);
 	if (s == BLOOM_ERRNO && errno == ENOENT && may_create != 1) {
 		warnx("%s: no such filter, and auto-create is off (%s)", path,
 		    may_create == 0 ? "--no-create" : "BLOOM_NO_CREATE");
@@ -886,7 +942,7 @@ open_for_add(struct bloom *b, const char *path, int may_create)
 			    bloom_strerror(s));
 			return -1;
 		}
-		s = bloom_open(b, path, 1);
+		s = bloom_open(b, path, 1, tell_open_waits);
 	}
 	if (s != BLOOM_OK) {
 		filter_error(path, s, &b->hdr);
@@ -998,7 +1054,12 @@ cmd_add(int argc, char **argv)
 		engine_free(&job);
 		return finish(EXIT_TROUBLE);
 	}
-	guard_mapping(argv[0]);
+	if (job.emit && not_own_output(&filter, argv[0]) == -1) {
+		bloom_close(&filter);
+		engine_free(&job);
+		return finish(EXIT_TROUBLE);
+	}
+	guard_mapping(argv[0], 1);
 	job.filter = &filter;
 	job.notice = notice;
 	start_progress(&job, shown, argc - 1, argv + 1);
@@ -1076,13 +1137,18 @@ cmd_check(int argc, char **argv)
 		engine_free(&job);
 		return finish(EXIT_TROUBLE);
 	}
-	s = bloom_open(&filter, argv[0], 0);
+	s = bloom_open(&filter, argv[0], 0, tell_open_waits);
 	if (s != BLOOM_OK) {
 		filter_error(argv[0], s, &filter.hdr);
 		engine_free(&job);
 		return finish(EXIT_TROUBLE);
 	}
-	guard_mapping(argv[0]);
+	if (!job.quiet && not_own_output(&filter, argv[0]) == -1) {
+		bloom_close(&filter);
+		engine_free(&job);
+		return finish(EXIT_TROUBLE);
+	}
+	guard_mapping(argv[0], 0);
 	job.filter = &filter;
 	start_progress(&job, shown, argc - 1, argv + 1);
 	rc = stream_files(&job, argc - 1, argv + 1);
@@ -1136,12 +1202,16 @@ cmd_stats(int argc, char **argv)
 	if (argc != 1)
 		usage_error(CMD_STATS, argc == 0 ? "stats: no filter named" :
 		    "stats: one filter at a time");
-	s = bloom_open(&filter, argv[0], 0);
+	s = bloom_open(&filter, argv[0], 0, tell_open_waits);
 	if (s != BLOOM_OK) {
 		filter_error(argv[0], s, &filter.hdr);
 		return finish(EXIT_TROUBLE);
 	}
-	guard_mapping(argv[0]);
+	if (not_own_output(&filter, argv[0]) == -1) {
+		bloom_close(&filter);
+		return finish(EXIT_TROUBLE);
+	}
+	guard_mapping(argv[0], 0);
 	if (fstat(filter.fd, &sb) == -1)
 		sb.st_size = 0;
 	stats_compute(&filter, (uint64_t)sb.st_size, &st);
@@ -1178,12 +1248,12 @@ cmd_rotate(int argc, char **argv)
 	if (argc != 1)
 		usage_error(CMD_ROTATE, argc == 0 ? "rotate: no filter named" :
 		    "rotate: one filter at a time");
-	s = bloom_open(&filter, argv[0], 1);
+	s = bloom_open(&filter, argv[0], 1, tell_open_waits);
 	if (s != BLOOM_OK) {
 		filter_error(argv[0], s, &filter.hdr);
 		return finish(EXIT_TROUBLE);
 	}
-	guard_mapping(argv[0]);
+	guard_mapping(argv[0], 1);
 	if (filter.hdr.mode != MODE_WINDOW) {
 		warnx("%s: cannot rotate: a %s filter has no generations "
 		    "(make one with create --generations)", argv[0],
@@ -1244,12 +1314,12 @@ cmd_merge(int argc, char **argv)
 		usage_error(CMD_MERGE, argc == 0 ? "merge: no filter named" :
 		    "merge: no source named");
 	n = argc - 1;
-	s = bloom_open(&target, argv[0], 1);
+	s = bloom_open(&target, argv[0], 1, tell_open_waits);
 	if (s != BLOOM_OK) {
 		filter_error(argv[0], s, &target.hdr);
 		return finish(EXIT_TROUBLE);
 	}
-	guard_mapping(argv[0]);
+	guard_mapping(argv[0], 1);
 	if ((src = calloc((size_t)n, sizeof *src)) == NULL) {
 		warnx("out of memory");
 		goto out;
@@ -1258,7 +1328,7 @@ cmd_merge(int argc, char **argv)
 	for (i = 0; i < n; i++, opened++) {
 		const char *name = argv[i + 1];
 
-		s = bloom_open(&src[i], name, 0);
+		s = bloom_open(&src[i], name, 0, tell_open_waits);
 		if (s != BLOOM_OK) {
 			filter_error(name, s, &src[i].hdr);
 			goto out;
@@ -1348,12 +1418,12 @@ cmd_route(int argc, char **argv)
 	argv += optind;
 	if (argc < 1)
 		usage_error(CMD_ROUTE, "route: no filter named");
-	s = bloom_open(&filter, argv[0], 0);
+	s = bloom_open(&filter, argv[0], 0, tell_open_waits);
 	if (s != BLOOM_OK) {
 		filter_error(argv[0], s, &filter.hdr);
 		return finish(EXIT_TROUBLE);
 	}
-	guard_mapping(argv[0]);
+	guard_mapping(argv[0], 0);
 	if (filter.hdr.slices != 0 && slices != 0 &&
 	    slices != filter.hdr.slices) {
 		warnx("%s: is one of %" PRIu32 " slices, not %" PRIu64, argv[0],

@@ -8,87 +8,193 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
+
+#include <linux/capability.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "create.h"
 #include "segments.h"
 
-/* Writes the directory part of path into dir. */
+/* Bytes of a hidden temporary name, ".bloom-" 16 hex digits ".tmp". */
+#define TEMP_NAME_SIZE	32
+
+/*
+ * Where the new file goes: its directory, open for the *at calls, and its
+ * name there.  Names are taken relative to the directory so that the
+ * temporary name is as short as the last component allows, whatever the
+ * length of the path.
+ */
+struct place {
+	int dir;			/* O_PATH descriptor of the directory */
+	char dirname[PATH_MAX];		/* its path, to sync it */
+	char base[NAME_MAX + 1];	/* the file's name in it */
+	char tmp[TEMP_NAME_SIZE];	/* a hidden name in use, or "" */
+};
+
+/* The temporary name to remove if a signal ends us (see on_signal). */
+static volatile sig_atomic_t temp_dir = -1;
+static char temp_name_held[TEMP_NAME_SIZE];
+
+/*
+ * Splits path into directory and last component, opening the directory.
+ * Only the directory's search and write permissions are needed, not read
+ * (a 0333 directory).  Returns 0, or -1 with errno set.
+ */
 static int
-dir_of(const char *path, char *dir, size_t size)
+place_open(struct place *pl, const char *path)
 {
 	const char *slash = strrchr(path, '/');
+	const char *base = slash == NULL ? path : slash + 1;
 	size_t len;
 
-	if (slash == NULL) {
-		dir[0] = '.';
-		dir[1] = '\0';
-		return 0;
+	pl->dir = -1;
+	pl->tmp[0] = '\0';
+	if (slash == NULL)
+		strcpy(pl->dirname, ".");
+	else {
+		len = slash == path ? 1 : (size_t)(slash - path);
+		if (len >= sizeof pl->dirname) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		memcpy(pl->dirname, path, len);
+		pl->dirname[len] = '\0';
 	}
-	len = slash == path ? 1 : (size_t)(slash - path);
-	if (len >= size) {
+	if (strlen(base) >= sizeof pl->base) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	memcpy(dir, path, len);
-	dir[len] = '\0';
-	return 0;
+	if (*base == '\0') {
+		errno = EISDIR;
+		return -1;
+	}
+	strcpy(pl->base, base);
+	pl->dir = open(pl->dirname, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return pl->dir == -1 ? -1 : 0;
 }
 
-/* Writes a fresh hidden name in dir into name. */
+/* Writes a fresh hidden name into name. */
 static int
-temp_name(const char *dir, char *name, size_t size)
+temp_name(char *name)
 {
 	uint64_t r;
-	int len;
 
 	if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
 		return -1;
-	len = snprintf(name, size, "%s/.bloom-%016llx.tmp", dir,
+	snprintf(name, TEMP_NAME_SIZE, ".bloom-%016llx.tmp",
 	    (unsigned long long)r);
-	if (len < 0 || (size_t)len >= size) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
 	return 0;
 }
 
+/* Returns 1 if this process may give an unnamed file a name without
+ * /proc: linkat with AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH. */
+static int
+can_link_empty_path(void)
+{
+	struct __user_cap_header_struct head;
+	struct __user_cap_data_struct data[2];
+
+	memset(&head, 0, sizeof head);
+	head.version = _LINUX_CAPABILITY_VERSION_3;
+	if (syscall(SYS_capget, &head, data) == -1)
+		return 0;
+	return data[CAP_DAC_READ_SEARCH / 32].effective >>
+	    (CAP_DAC_READ_SEARCH % 32) & 1;
+}
+
+/* Removes the hidden file, then dies of the signal as we would have. */
+static void
+on_signal(int sig)
+{
+	int e = errno;
+
+	if (temp_dir != -1)
+		unlinkat(temp_dir, temp_name_held, 0);
+	signal(sig, SIG_DFL);
+	raise(sig);
+	errno = e;
+}
+
+/* While a hidden name exists, SIGTERM, SIGINT and SIGHUP remove it before
+ * they end us; hold (1) or release (0). */
+static void
+guard_temp(const struct place *pl, int hold)
+{
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+	static struct sigaction saved[3];
+	struct sigaction sa;
+	unsigned i;
+
+	if (hold) {
+		memcpy(temp_name_held, pl->tmp, sizeof temp_name_held);
+		temp_dir = pl->dir;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_signal;
+		sigemptyset(&sa.sa_mask);
+		for (i = 0; i < 3; i++)
+			sigaction(sigs[i], &sa, &saved[i]);
+		return;
+	}
+	temp_dir = -1;
+	for (i = 0; i < 3; i++)
+		sigaction(sigs[i], &saved[i], NULL);
+}
+
 /*
- * Opens a new file in dir that no other process can see: an O_TMPFILE
- * where the file system has them, so that an interrupted create leaves
- * nothing behind; else a hidden name, written to tmp, for the caller to
- * remove on failure.
+ * Opens a new file in pl's directory that no other process can see: an
+ * O_TMPFILE where the file system has them and it can be named later
+ * (through /proc/self/fd, or AT_EMPTY_PATH), so that an interrupted create
+ * leaves nothing behind; else a hidden name, in pl->tmp, removed on
+ * failure and on the signals that end us.
  */
 static int
-open_unnamed(const char *dir, char *tmp, size_t size)
+open_unnamed(struct place *pl)
 {
 	int fd = -1, tries;
 
-	tmp[0] = '\0';
-	/* An O_TMPFILE is given its name through /proc/self/fd. */
-	if (access("/proc/self/fd", F_OK) == 0) {
-		fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
+	if (access("/proc/self/fd", F_OK) == 0 || can_link_empty_path()) {
+		fd = openat(pl->dir, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
 		if (fd != -1 || (errno != EOPNOTSUPP && errno != EISDIR &&
 		    errno != EINVAL))
 			return fd;
 	}
 	for (tries = 0; tries < 100; tries++) {
-		if (temp_name(dir, tmp, size) == -1)
+		if (temp_name(pl->tmp) == -1)
 			return -1;
-		fd = open(tmp, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0666);
-		if (fd != -1 || errno != EEXIST)
+		guard_temp(pl, 1);
+		fd = openat(pl->dir, pl->tmp, O_CREAT | O_EXCL | O_RDWR |
+		    O_CLOEXEC, 0666);
+		if (fd != -1)
+			return fd;
+		guard_temp(pl, 0);
+		if (errno != EEXIST)
 			break;
 	}
-	if (fd == -1)
-		tmp[0] = '\0';
-	return fd;
+	pl->tmp[0] = '\0';
+	return -1;
+}
+
+/* Gives the unnamed file fd the name name in pl's directory. */
+static int
+link_unnamed(const struct place *pl, int fd, const char *name)
+{
+	char proc[64];
+
+	if (access("/proc/self/fd", F_OK) == 0) {
+		snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+		return linkat(AT_FDCWD, proc, pl->dir, name, AT_SYMLINK_FOLLOW);
+	}
+	return linkat(fd, "", pl->dir, name, AT_EMPTY_PATH);
 }
 
 static int
@@ -163,84 +269,186 @@ fill_new(int fd, const struct bloom_header *h)
 	return 0;
 }
 
-/* Opens the file at path, if any, and waits for an exclusive lock on it:
- * until no add, check or stats uses it.  Returns the locked descriptor,
- * NO_FILE if there is no file, or -1 with errno set. */
-#define NO_FILE	(-2)
-
+/* Returns 1 if the readable regular file fd may be replaced: empty, or
+ * starting with the magic of a filter, damaged or not; else 0. */
 static int
-lock_old(const char *path)
+holds_a_filter(int fd, const struct stat *st, int *why)
 {
-	int old, e;
+	unsigned char buf[8];
+	struct bloom_header h;
+	ssize_t got;
 
-	old = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (old == -1)
-		return errno == ENOENT ? NO_FILE : -1;
-	while (flock(old, LOCK_EX) == -1) {
-		if (errno != EINTR) {
-			e = errno;
-			close(old);
-			errno = e;
-			return -1;
-		}
+	if (st->st_size == 0)
+		return 1;
+	got = pread(fd, buf, sizeof buf, 0);
+	if (got == -1) {
+		*why = BLOOM_ERRNO;
+		return 0;
 	}
-	return old;
+	*why = bloom_header_parse(buf, (size_t)got, (uint64_t)st->st_size, &h);
+	/* A whole magic and too short for a header is a damaged filter. */
+	if (*why == BLOOM_EMAGIC || (size_t)got < sizeof buf) {
+		if (*why != BLOOM_EMAGIC)
+			*why = BLOOM_ESHORT;
+		return 0;
+	}
+	return 1;
 }
 
 /*
- * Makes the finished file fd (or tmp, if named) appear at path.  To
- * replace a file, it first waits for that file's users to let go of it,
- * and only then gives the new file a name, so that a create interrupted
- * while waiting leaves nothing behind.
+ * Opens the file create -f is to replace, if any, into *old (NO_FILE if
+ * there is none) and its status into st, after checking that it is a
+ * filter: a regular file, empty or with the magic.  A file its owner may
+ * not read (mode 0200 or 000) is opened for writing, or not at all, and
+ * replaced as its owner's own.  Returns BLOOM_OK or a status.
+ */
+#define NO_FILE	(-2)
+
+static int
+open_old(const struct place *pl, int *old, struct stat *st)
+{
+	const int how = O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC;
+	struct stat now;
+	int fd, readable = 1, why = BLOOM_OK;
+
+	*old = NO_FILE;
+	if (fstatat(pl->dir, pl->base, st, AT_SYMLINK_NOFOLLOW) == -1)
+		return errno == ENOENT ? BLOOM_OK : BLOOM_ERRNO;
+	if (S_ISDIR(st->st_mode)) {
+		errno = EISDIR;
+		return BLOOM_ERRNO;
+	}
+	if (!S_ISREG(st->st_mode))
+		return BLOOM_ENOTREG;	/* never opened: a device may act */
+	fd = openat(pl->dir, pl->base, O_RDONLY | how);
+	if (fd == -1 && errno == EACCES) {
+		readable = 0;
+		fd = openat(pl->dir, pl->base, O_WRONLY | how);
+		if (fd == -1 && errno == EACCES)
+			fd = openat(pl->dir, pl->base, O_PATH | how);
+	}
+	if (fd == -1)
+		return BLOOM_ERRNO;
+	if (fstat(fd, &now) == -1 || !S_ISREG(now.st_mode) ||
+	    now.st_dev != st->st_dev || now.st_ino != st->st_ino) {
+		close(fd);
+		return BLOOM_ENOTREG;	/* replaced meanwhile */
+	}
+	if (readable ? !holds_a_filter(fd, &now, &why) :
+	    now.st_uid != geteuid()) {
+		close(fd);
+		if (!readable)
+			errno = EACCES;
+		return readable ? why : BLOOM_ERRNO;
+	}
+	*old = fd;
+	*st = now;
+	return BLOOM_OK;
+}
+
+/*
+ * Waits for an exclusive lock on the old file: until no add, check or
+ * stats uses it.  Says so through spec->on_wait after a second.  A file
+ * opened without read or write permission cannot be locked: nobody else
+ * can have it open through bloom either but from before a chmod.  Returns
+ * 0, or -1 with errno set.
+ */
+#define WAIT_TICK_NS	10000000L	/* 10 ms between tries */
+#define WAIT_TELL_TICKS	100		/* tries before saying so */
+
+static int
+lock_old(int old, const char *path, void (*on_wait)(const char *))
+{
+	struct timespec tick = { 0, WAIT_TICK_NS };
+	unsigned ticks = 0;
+
+	if ((fcntl(old, F_GETFL) & O_PATH) != 0)
+		return 0;
+	while (flock(old, LOCK_EX | LOCK_NB) == -1) {
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return -1;
+		if (++ticks == WAIT_TELL_TICKS && on_wait != NULL)
+			on_wait(path);
+		nanosleep(&tick, NULL);
+	}
+	return 0;
+}
+
+/* Gives the new file fd the mode of the file it replaces, and its group
+ * where we may; advice only. */
+static void
+keep_owner(int fd, const struct stat *old)
+{
+	if (fchown(fd, (uid_t)-1, old->st_gid) == -1) {
+		/* Not a group of ours: the new file keeps our group. */
+	}
+	if (fchmod(fd, old->st_mode & 07777) == -1) {
+		/* The umask's mode stays. */
+	}
+}
+
+/*
+ * Makes the finished file fd (or pl->tmp, if named) appear under pl's
+ * name.  To replace a file (force), it first waits for that file's users
+ * to let go of it, and only then gives the new file a name, so that a
+ * create interrupted while waiting leaves nothing behind.
  */
 static int
-publish(int fd, const char *tmp, const char *dir, const char *path,
-    int force)
+publish(int fd, struct place *pl, int force, int old, const char *path,
+    void (*on_wait)(const char *))
 {
-	char proc[64], name[PATH_MAX];
-	const char *src = tmp;
-	int old, rc = -1, e;
+	char name[TEMP_NAME_SIZE];
+	int rc;
 
-	if (tmp[0] == '\0') {
-		snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-		src = proc;
+	if (!force) {
+		if (pl->tmp[0] == '\0')
+			return link_unnamed(pl, fd, pl->base);
+		return linkat(pl->dir, pl->tmp, pl->dir, pl->base, 0);
 	}
-	if (!force)
-		return linkat(AT_FDCWD, src, AT_FDCWD, path, AT_SYMLINK_FOLLOW);
-
-	old = lock_old(path);
-	if (old == -1)
+	if (old >= 0 && lock_old(old, path, on_wait) == -1)
 		return -1;
-	if (tmp[0] == '\0') {
-		if (temp_name(dir, name, sizeof name) == -1 ||
-		    linkat(AT_FDCWD, src, AT_FDCWD, name, AT_SYMLINK_FOLLOW))
-			goto out;
-		src = name;
-	}
-	rc = rename(src, path);
-	if (rc == -1 && src == name)
-		unlink(name);
-out:
-	e = errno;
-	if (old >= 0)
-		close(old);
-	errno = e;
+	if (pl->tmp[0] != '\0')
+		return renameat(pl->dir, pl->tmp, pl->dir, pl->base);
+	if (temp_name(name) == -1 || link_unnamed(pl, fd, name) == -1)
+		return -1;
+	rc = renameat(pl->dir, name, pl->dir, pl->base);
+	if (rc == -1)
+		unlinkat(pl->dir, name, 0);
 	return rc;
 }
 
-static int
-sync_dir(const char *dir)
+/* Syncs the directory where we may: a directory we may not read (0333)
+ * cannot be opened to sync, and some file systems cannot sync one.  The
+ * file is there all the same. */
+static void
+sync_dir(const struct place *pl)
 {
-	int fd, rc;
+	int fd = openat(pl->dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd == -1)
-		return -1;
-	rc = fsync(fd);
+		return;
+	if (fsync(fd) == -1) {
+		/* Nothing more to be done. */
+	}
 	close(fd);
-	return rc;
 }
 
+/* Writes into where the path create -f replaces: path itself, or the file
+ * a symbolic link at path leads to. */
+static int
+resolve(const char *path, char *where)
+{
+	struct stat st;
+
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+		return realpath(path, where) == NULL ? -1 : 0;
+	if (strlen(path) >= PATH_MAX) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	strcpy(where, path);
+	return 0;
+}
 
 int
 bloom_plan(const struct bloom_spec *spec, struct bloom_header *h)
@@ -304,7 +512,7 @@ bloom_create(const char *path, const struct bloom_spec *spec, int force)
 
 	if ((s = bloom_plan(spec, &h)) != BLOOM_OK)
 		return s;
-	return bloom_create_header(path, &h, force);
+	return bloom_create_header(path, &h, force, spec->on_wait);
 }
 
 /* Lays out h's segments from its data offset on, each on a page. */
@@ -364,41 +572,67 @@ bloom_plan_like(const struct bloom *tmpl, uint32_t slice, uint32_t slices,
 
 int
 bloom_create_header(const char *path, const struct bloom_header *hp,
-    int force)
+    int force, void (*on_wait)(const char *))
 {
-	char dir[PATH_MAX], tmp[PATH_MAX];
+	char where[PATH_MAX];
+	struct sigaction ign, xfsz;
 	struct bloom_header h = *hp;
-	int fd, e;
+	struct place pl;
+	struct stat old_st;
+	int fd = -1, old = NO_FILE, e, s;
 
-	if (dir_of(path, dir, sizeof dir) == -1)
+	if ((force ? resolve(path, where) : (strlen(path) < sizeof where ?
+	    (strcpy(where, path), 0) : (errno = ENAMETOOLONG, -1))) == -1)
 		return BLOOM_ERRNO;
-	/* Fail early, before allocating, when the name is taken. */
-	if (!force && access(path, F_OK) == 0) {
-		errno = EEXIST;
+	if (place_open(&pl, where) == -1) {
+		e = errno;
+		if (pl.dir != -1)
+			close(pl.dir);
+		errno = e;
 		return BLOOM_ERRNO;
 	}
-	fd = open_unnamed(dir, tmp, sizeof tmp);
-	if (fd == -1)
-		return BLOOM_ERRNO;
-	if (fill_new(fd, &h) == -1 ||
-	    publish(fd, tmp, dir, path, force) == -1)
-		goto fail;
-	if (tmp[0] != '\0' && !force)
-		unlink(tmp);
-	close(fd);
-	/* Some file systems cannot sync a directory (EINVAL); the file is
-	 * there all the same. */
-	if (sync_dir(dir) == -1 && errno != EINVAL)
-		return BLOOM_ERRNO;
-	return BLOOM_OK;
-
-fail:
+	/* A file too large for RLIMIT_FSIZE is an error to clean up after,
+	 * not a signal that leaves it behind. */
+	memset(&ign, 0, sizeof ign);
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGXFSZ, &ign, &xfsz);
+	s = BLOOM_ERRNO;
+	/* Fail early, before allocating, when the name is taken. */
+	if (!force && fstatat(pl.dir, pl.base, &old_st,
+	    AT_SYMLINK_NOFOLLOW) == 0) {
+		errno = EEXIST;
+		goto out;
+	}
+	if (force && (s = open_old(&pl, &old, &old_st)) != BLOOM_OK)
+		goto out;
+	s = BLOOM_ERRNO;
+	if ((fd = open_unnamed(&pl)) == -1 || fill_new(fd, &h) == -1)
+		goto out;
+	if (old != NO_FILE)
+		keep_owner(fd, &old_st);
+	if (publish(fd, &pl, force, old, path, on_wait) == -1)
+		goto out;
+	if (pl.tmp[0] != '\0' && !force)
+		unlinkat(pl.dir, pl.tmp, 0);
+	if (pl.tmp[0] != '\0')
+		guard_temp(&pl, 0);
+	pl.tmp[0] = '\0';
+	sync_dir(&pl);
+	s = BLOOM_OK;
+out:
 	e = errno;
-	if (tmp[0] != '\0')
-		unlink(tmp);
-	close(fd);
+	if (pl.tmp[0] != '\0') {
+		unlinkat(pl.dir, pl.tmp, 0);
+		guard_temp(&pl, 0);
+	}
+	if (fd != -1)
+		close(fd);
+	if (old >= 0)
+		close(old);
+	close(pl.dir);
+	sigaction(SIGXFSZ, &xfsz, NULL);
 	errno = e;
-	return BLOOM_ERRNO;
+	return s;
 }
 
 
@@ -406,9 +640,22 @@ int
 bloom_free_space(const char *path, uint64_t *free_bytes)
 {
 	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
 	struct statvfs sv;
+	size_t len;
 
-	if (dir_of(path, dir, sizeof dir) == -1 || statvfs(dir, &sv) == -1)
+	if (slash == NULL)
+		strcpy(dir, ".");
+	else {
+		len = slash == path ? 1 : (size_t)(slash - path);
+		if (len >= sizeof dir) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		memcpy(dir, path, len);
+		dir[len] = '\0';
+	}
+	if (statvfs(dir, &sv) == -1)
 		return -1;
 	if (sv.f_frsize != 0 && sv.f_bavail > UINT64_MAX / sv.f_frsize)
 		*free_bytes = UINT64_MAX;

@@ -22,11 +22,17 @@ struct bloom_spec {
 	uint64_t window_ms;	/* window: length, 0 if rotated by hand */
 	uint64_t seed;		/* hash seed */
 	uint64_t created_ms;	/* now, in ms since 1970 */
+	void (*on_wait)(const char *path);	/* if set, called once when
+				 * create -f has waited a second for the
+				 * users of the file it replaces */
 };
 
 /* Creates the filter file path for spec, fully allocated, atomically: the
  * file appears whole or not at all.  Unless force, an existing path is
- * left alone and the call fails with errno EEXIST.  Returns BLOOM_OK, or
+ * left alone and the call fails with errno EEXIST.  With force it replaces
+ * only a filter (BLOOM_ENOTREG, BLOOM_ESHORT or BLOOM_EMAGIC otherwise;
+ * errno EISDIR for a directory), keeping its mode and group, and the
+ * file a symbolic link leads to rather than the link.  Returns BLOOM_OK, or
  * BLOOM_ERRNO with errno set, or the status of a spec that cannot be
  * sized. */
 int bloom_create(const char *path, const struct bloom_spec *spec, int force);
@@ -46,7 +52,7 @@ int bloom_plan_like(const struct bloom *tmpl, uint32_t slice,
 /* Creates the filter file path with the header and segments of h, as
  * bloom_create does. */
 int bloom_create_header(const char *path, const struct bloom_header *h,
-    int force);
+    int force, void (*on_wait)(const char *path));
 
 /* Sets *free_bytes to the space an unprivileged user may still take on the
  * file system path would be created in.  Returns 0, or -1 with errno

@@ -23,7 +23,7 @@ engine_init(struct engine *e)
 		return -1;
 	if (output_init(&e->out, STDOUT_FILENO) == -1)
 		goto fail;
-	if (lines_init(&e->reader, e->delim) == -1) {
+	if (lines_init(&e->reader, e->delim, e->emit || e->route != 0) == -1) {
 		saved = errno;
 		output_free(&e->out);
 		errno = saved;

@@ -1,6 +1,6 @@
 /*
- * hash.c: XXH3-64 (XXH3_64bits_withSeed), written from the xxHash
- * specification, doc/xxhash_spec.md.  Every multi-byte read is little-endian
+ * hash.c: XXH3-64 (XXH3_64bits_withSeed), one-shot and streaming, written
+ * from the xxHash specification, doc/xxhash_spec.md.  Every multi-byte read is little-endian
  * whatever the host, so a filter built on one machine is valid on any other.
  */
 #include <stddef.h>
@@ -309,6 +309,20 @@ derive_secret(uint8_t secret[SECRET_SIZE], uint64_t seed)
 	}
 }
 
+/* Merges the accumulators of an input of len bytes into the hash. */
+static uint64_t
+merge(const uint64_t acc[8], const uint8_t *secret, uint64_t len)
+{
+	uint64_t result = len * PRIME64_1;
+	int i;
+
+	for (i = 0; i < 4; i++)
+		result += mul128_fold64(
+		    acc[2 * i] ^ read_le64(secret + 11 + 16 * i),
+		    acc[2 * i + 1] ^ read_le64(secret + 11 + 16 * i + 8));
+	return avalanche(result);
+}
+
 /*
  * The last block, full or not, is left out of the block loop: its stripes are
  * accumulated without a scramble, then the last 64 bytes of the input, which
@@ -325,8 +339,6 @@ hash_long(const uint8_t *in, size_t len, uint64_t seed)
 	const uint8_t *secret = default_secret;
 	const uint8_t *block;
 	size_t blocks = (len - 1) / BLOCK_LEN, stripes, b, n;
-	uint64_t result;
-	int i;
 
 	if (seed != 0) {
 		derive_secret(derived, seed);
@@ -344,13 +356,7 @@ hash_long(const uint8_t *in, size_t len, uint64_t seed)
 		accumulate(acc, block + n * STRIPE_LEN, secret + 8 * n);
 	accumulate(acc, in + len - STRIPE_LEN,
 	    secret + SECRET_SIZE - STRIPE_LEN - 7);
-
-	result = (uint64_t)len * PRIME64_1;
-	for (i = 0; i < 4; i++)
-		result += mul128_fold64(
-		    acc[2 * i] ^ read_le64(secret + 11 + 16 * i),
-		    acc[2 * i + 1] ^ read_le64(secret + 11 + 16 * i + 8));
-	return avalanche(result);
+	return merge(acc, secret, len);
 }
 
 uint64_t
@@ -371,4 +377,107 @@ hash64(const void *data, size_t len, uint64_t seed)
 	if (len <= 240)
 		return hash_129to240(in, len, seed);
 	return hash_long(in, len, seed);
+}
+
+/*
+ * The streaming form.  It keeps the input's last bytes, at least one and
+ * at most HASH_BUFFER, unconsumed, so that the digest can tell a short
+ * input from a long one and handle the last stripe as the one-shot form
+ * does: the stripes before it are accumulated as they come, with a
+ * scramble after every STRIPES_PER_BLOCK of them, which is where the
+ * one-shot form scrambles too.
+ */
+_Static_assert(HASH_BUFFER % STRIPE_LEN == 0 && HASH_BUFFER >= 240,
+    "the buffer holds whole stripes and any short input");
+
+void
+hash64_begin(struct hash_state *st, uint64_t seed)
+{
+	static const uint64_t init[8] = {
+		PRIME32_3, PRIME64_1, PRIME64_2, PRIME64_3,
+		PRIME64_4, PRIME32_2, PRIME64_5, PRIME32_1,
+	};
+
+	memset(st, 0, sizeof *st);
+	memcpy(st->acc, init, sizeof st->acc);
+	st->seed = seed;
+	if (seed != 0)
+		derive_secret(st->secret, seed);
+	else
+		memcpy(st->secret, default_secret, SECRET_SIZE);
+}
+
+/* Accumulates n whole stripes at in into acc, scrambling at the end of
+ * each block; *done counts the stripes of the block so far. */
+static void
+consume(uint64_t acc[8], unsigned *done, const uint8_t *in, size_t n,
+    const uint8_t *secret)
+{
+	for (; n > 0; n--, in += STRIPE_LEN) {
+		accumulate(acc, in, secret + 8 * *done);
+		if (++*done == STRIPES_PER_BLOCK) {
+			scramble(acc, secret);
+			*done = 0;
+		}
+	}
+}
+
+void
+hash64_update(struct hash_state *st, const void *data, size_t len)
+{
+	const uint8_t *in = data;
+	size_t n, room;
+
+	st->total += len;
+	if (len <= HASH_BUFFER - st->buffered) {
+		memcpy(st->buf + st->buffered, in, len);
+		st->buffered += len;
+		return;
+	}
+	/* There is more than the buffer holds: fill and consume it whole,
+	 * then whole stripes of the input, keeping at least a byte. */
+	room = HASH_BUFFER - st->buffered;
+	memcpy(st->buf + st->buffered, in, room);
+	in += room;
+	len -= room;
+	consume(st->acc, &st->stripes, st->buf, HASH_BUFFER / STRIPE_LEN,
+	    st->secret);
+	memcpy(st->prev, st->buf + HASH_BUFFER - STRIPE_LEN, STRIPE_LEN);
+	st->buffered = 0;
+	if (len > HASH_BUFFER) {
+		n = (len - 1) / STRIPE_LEN;
+		consume(st->acc, &st->stripes, in, n, st->secret);
+		in += n * STRIPE_LEN;
+		len -= n * STRIPE_LEN;
+		memcpy(st->prev, in - STRIPE_LEN, STRIPE_LEN);
+	}
+	memcpy(st->buf, in, len);
+	st->buffered = len;
+}
+
+uint64_t
+hash64_digest(const struct hash_state *st)
+{
+	uint8_t last[STRIPE_LEN];
+	uint64_t acc[8];
+	unsigned done = st->stripes;
+	size_t n;
+
+	if (st->total <= 240)
+		return hash64(st->buf, (size_t)st->total, st->seed);
+	memcpy(acc, st->acc, sizeof acc);
+	n = (st->buffered - 1) / STRIPE_LEN;
+	consume(acc, &done, st->buf, n, st->secret);
+	/* The last stripe is the input's last 64 bytes, some of them from
+	 * before the buffer if it holds fewer. */
+	if (st->buffered >= STRIPE_LEN)
+		memcpy(last, st->buf + st->buffered - STRIPE_LEN, STRIPE_LEN);
+	else {
+		memcpy(last, st->prev + st->buffered,
+		    STRIPE_LEN - st->buffered);
+		memcpy(last + STRIPE_LEN - st->buffered, st->buf,
+		    st->buffered);
+	}
+	accumulate(acc, last, st->secret + SECRET_SIZE - STRIPE_LEN - 7);
+	return merge(acc, st->secret, st->total);
 }

@@ -14,8 +14,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,7 +28,9 @@
 
 #include "lines.h"
 
+#ifndef READ_SIZE	/* the fuzzer makes it small, to reach long lines */
 #define READ_SIZE	(1 << 20)	/* first size of a group's buffer */
+#endif
 #define SMALL_INPUT	(1 << 20)	/* files read without a thread */
 
 /* Returns 1 if this process may run on more than one processor. */
@@ -60,13 +64,19 @@ free_buffers(struct lines *r)
 }
 
 int
-lines_init(struct lines *r, unsigned char delim)
+lines_init(struct lines *r, unsigned char delim, int keep)
 {
 	unsigned i;
 	int saved;
 
 	memset(r, 0, sizeof *r);
 	r->delim = delim;
+	r->keep = keep;
+	/* Buffers that grow for a long line are mapped on their own, so that
+	 * growing moves no bytes and shrinking gives the memory back: glibc
+	 * would raise this threshold after the first such buffer is freed,
+	 * and the next would grow by copying in the heap. */
+	mallopt(M_MMAP_THRESHOLD, READ_SIZE);
 	r->parallel = several_cpus();
 	r->wake[0] = r->wake[1] = -1;
 	for (i = 0; i < LINES_GROUPS; i++) {
@@ -111,6 +121,21 @@ lines_free(struct lines *r)
 	pthread_mutex_destroy(&r->lock);
 }
 
+/* Waits until fd has input or its end.  Returns 0, or -1 with errno
+ * set. */
+static int
+wait_readable(int fd)
+{
+	struct pollfd pfd;
+
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	while (poll(&pfd, 1, -1) == -1)
+		if (errno != EINTR)
+			return -1;
+	return 0;
+}
+
 /*
  * Reads what is there, up to len bytes.  The helper first waits for fd to
  * be readable or for lines_stop to write to the wake pipe, so that a stop
@@ -139,6 +164,11 @@ read_input(struct lines *r, unsigned char *buf, size_t len)
 		}
 		n = read(r->fd, buf, len);
 		if (n == -1 && errno == EINTR)
+			continue;
+		/* A descriptor left non-blocking: the helper polls at the
+		 * top of the loop, the caller here. */
+		if (n == -1 && errno == EAGAIN && (r->threaded ||
+		    wait_readable(r->fd) == 0))
 			continue;
 		return n;
 	}
@@ -232,23 +262,24 @@ split(const struct lines *r, struct line_group *g, size_t *start,
 }
 
 /*
- * Hashes the lines of g, or with fields the key of each.  Returns 0, or -1
+ * Hashes the lines of g from from on, or with fields the key of each.  Returns 0, or -1
  * with errno set if no room could be had for a key; the lines before it
  * are hashed and g holds only those.
  */
 static int
-hash_lines(struct lines *r, struct line_group *g, const struct bloom *filter)
+hash_lines(struct lines *r, struct line_group *g, const struct bloom *filter,
+    size_t from)
 {
 	size_t i, need, keylen;
 	unsigned char *bigger;
 
 	if (r->fields == NULL) {
-		for (i = 0; i < g->nlines; i++)
+		for (i = from; i < g->nlines; i++)
 			g->hash[i] = bloom_hash(filter, g->line[i].data,
 			    g->line[i].len);
 		return 0;
 	}
-	for (i = 0; i < g->nlines; i++) {
+	for (i = from; i < g->nlines; i++) {
 		need = fields_key_max(r->fields, g->line[i].len);
 		if (need > r->key_cap) {
 			if ((bigger = realloc(r->key, need)) == NULL) {
@@ -266,36 +297,129 @@ hash_lines(struct lines *r, struct line_group *g, const struct bloom *filter)
 }
 
 /*
+ * Waits until the caller holds no group and none is queued, so that the
+ * helper may change every group's buffer (or until lines_stop).  Without
+ * the helper the caller holds none while lines_next fills.
+ */
+static void
+wait_all_given_back(struct lines *r)
+{
+	if (!r->threaded)
+		return;
+	pthread_mutex_lock(&r->lock);
+	while (!r->stop && (r->queued > 0 || r->held))
+		pthread_cond_wait(&r->freed, &r->lock);
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* Returns 1 if the carry not yet taken is in g's buffer, else 0. */
+static int
+holds_carry(const struct lines *r, const struct line_group *g)
+{
+	uintptr_t at = (uintptr_t)r->carry, from = (uintptr_t)g->buf;
+
+	return r->carry != NULL && at >= from && at - from < g->cap;
+}
+
+/*
+ * Makes room in g for a long line whose bytes the caller needs, so that
+ * the memory taken is about that of one line, not of one per group: once
+ * every other group is given back, a long carry is taken over with the
+ * buffer it is in rather than copied, and the others' grown buffers are
+ * given back.  Returns 1 if the carry is now at the start of g's buffer,
+ * else 0.
+ */
+static int
+long_line_room(struct lines *r, struct line_group *g)
+{
+	struct line_group *prev, *other;
+	unsigned char *buf;
+	size_t cap;
+	unsigned i;
+
+	wait_all_given_back(r);
+	for (i = 0; i < LINES_GROUPS; i++) {
+		other = &r->group[i];
+		if (other != g && !holds_carry(r, other))
+			shrink(other, 0);
+	}
+	if (r->carry_len <= READ_SIZE / 2)
+		return 0;
+	prev = &r->group[(g - r->group + LINES_GROUPS - 1) % LINES_GROUPS];
+	if (!holds_carry(r, prev))
+		return 0;
+	buf = prev->buf;
+	cap = prev->cap;
+	prev->buf = g->buf;
+	prev->cap = g->cap;
+	g->buf = buf;
+	g->cap = cap;
+	memmove(g->buf, r->carry, r->carry_len);
+	shrink(prev, 0);
+	return 1;
+}
+
+/*
+ * Hashes the bytes of an unended line that the caller does not need, and
+ * drops them: the line's hash goes on in r->stream.
+ */
+static void
+stream_out(struct lines *r, const unsigned char *p, size_t len,
+    const struct bloom *filter)
+{
+	if (!r->streaming) {
+		bloom_hash_begin(filter, &r->stream);
+		r->streaming = 1;
+	}
+	hash64_update(&r->stream, p, len);
+}
+
+/*
  * Fills g with the next lines: the bytes carried from the group before,
  * then one read's worth, or more while no line has ended.  At the end of
  * the input a last line without a terminator is still a line; after a
- * failed read the unended line is dropped and g->err says why.
+ * failed read the unended line is dropped and g->err says why.  A line
+ * longer than a read's buffer grows the buffer if the caller keeps the
+ * bytes, else it is hashed in stream and only its end is kept.
  */
 static void
 fill(struct lines *r, struct line_group *g, const struct bloom *filter)
 {
-	size_t len = r->carry_len, start = 0, scanned = r->carry_scanned;
+	size_t len = r->carry_len, start = 0, scanned = r->carry_scanned, i;
+	size_t cap;
 	ssize_t n;
 
 	g->nlines = 0;
 	g->err = 0;
 	g->last = 0;
-	shrink(g, len);
-	if (grow(g, len) == -1) {
-		r->eof = 1;
-		r->err = errno;
-		len = scanned = 0;
-	} else if (len > 0)
-		memcpy(g->buf, r->carry, len);
+	if (r->keep && len > READ_SIZE / 2 && long_line_room(r, g))
+		;	/* the carry is in place */
+	else {
+		shrink(g, len);
+		if (grow(g, len) == -1) {
+			r->eof = 1;
+			r->err = errno;
+			len = scanned = 0;
+		} else if (len > 0)
+			memcpy(g->buf, r->carry, len);
+	}
+	r->carry = NULL;	/* taken */
 	/* Lines the carry already holds go out before any read that may
 	 * wait, and keep the carry from growing. */
 	split(r, g, &start, &scanned, len);
 	while (!r->eof && g->nlines == 0) {
-		if (len == g->cap && grow(g, g->cap > SIZE_MAX / 2 ?
-		    SIZE_MAX : 2 * g->cap) == -1) {
-			r->eof = 1;
-			r->err = errno;
-			break;
+		if (len == g->cap && !r->keep && r->fields == NULL) {
+			stream_out(r, g->buf, len, filter);
+			len = scanned = 0;
+		} else if (len == g->cap) {
+			cap = g->cap > SIZE_MAX / 2 ? SIZE_MAX : 2 * g->cap;
+			if (cap > READ_SIZE)
+				long_line_room(r, g);
+			if (grow(g, cap) == -1) {
+				r->eof = 1;
+				r->err = errno;
+				break;
+			}
 		}
 		n = read_input(r, g->buf + len, g->cap - len);
 		if (n == -1) {
@@ -313,7 +437,9 @@ fill(struct lines *r, struct line_group *g, const struct bloom *filter)
 			if (r->err != 0) {
 				g->err = r->err;
 				start = len;
-			} else if (start < len && g->nlines < LINES_MAX) {
+				r->streaming = 0;
+			} else if ((start < len || (r->streaming &&
+			    g->nlines == 0)) && g->nlines < LINES_MAX) {
 				g->line[g->nlines].data = g->buf + start;
 				g->line[g->nlines++].len = len - start;
 				start = len;
@@ -321,7 +447,14 @@ fill(struct lines *r, struct line_group *g, const struct bloom *filter)
 			g->last = start == len;
 		}
 	}
-	if (hash_lines(r, g, filter) == -1) {
+	i = 0;
+	if (r->streaming && g->nlines > 0) {
+		hash64_update(&r->stream, g->line[0].data, g->line[0].len);
+		g->hash[0] = hash64_digest(&r->stream);
+		r->streaming = 0;
+		i = 1;
+	}
+	if (hash_lines(r, g, filter, i) == -1) {
 		r->eof = 1;
 		r->err = g->err = errno;
 		g->last = 0;
@@ -372,6 +505,7 @@ lines_start(struct lines *r, int fd, const struct bloom *filter,
     const struct bloom_pretest *pretest)
 {
 	struct stat st;
+	sigset_t all, old;
 
 	r->fd = fd;
 	r->filter = filter;
@@ -381,8 +515,18 @@ lines_start(struct lines *r, int fd, const struct bloom *filter,
 	    st.st_size < SMALL_INPUT))
 		return;
 	r->threaded = 1;
+	/* The signals that end us go to the caller's thread only, which
+	 * holds them while it writes (output.c); faults stay with the
+	 * thread that causes them. */
+	sigfillset(&all);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGILL);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	if (pthread_create(&r->thread, NULL, helper, r) != 0)
 		r->threaded = 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void
@@ -464,4 +608,5 @@ lines_stop(struct lines *r)
 	r->carry = NULL;
 	r->carry_len = 0;
 	r->carry_scanned = 0;
+	r->streaming = 0;
 }

@@ -16,7 +16,8 @@
 
 /* A line: its bytes, without the terminator, in the reader's buffer. */
 struct line {
-	const unsigned char *data;	/* first byte */
+	const unsigned char *data;	/* first byte (unless keep: of the
+					 * bytes the group still has) */
 	size_t len;			/* bytes */
 };
 
@@ -47,6 +48,10 @@ struct lines {
 					 * line, or NULL for the whole line */
 	unsigned char *key;		/* the key of a line, with fields */
 	size_t key_cap;			/* size of key */
+	int keep;			/* the caller needs the lines' bytes */
+	int streaming;			/* the unended line is being hashed
+					 * in stream, its start dropped */
+	struct hash_state stream;	/* its hash so far */
 	int fd;				/* the descriptor read */
 	int eof;			/* no more to read: end of input or
 					 * an error */
@@ -71,9 +76,11 @@ struct lines {
 	struct line_group group[LINES_GROUPS];	/* the groups */
 };
 
-/* Sets r up to read lines ending with delim.  Returns 0, or -1 with errno
- * set. */
-int lines_init(struct lines *r, unsigned char delim);
+/* Sets r up to read lines ending with delim.  Unless keep, the caller
+ * needs only the lines' hashes, not their bytes: a line too long for a
+ * read's buffer is then hashed as it comes, in constant memory, and only
+ * its last bytes are in the group.  Returns 0, or -1 with errno set. */
+int lines_init(struct lines *r, unsigned char delim, int keep);
 
 /* Makes the key of each line the fields f selects (NULL: the whole line);
  * f must stay as it is while r is used. */

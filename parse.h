@@ -4,20 +4,26 @@
 
 #include <stdint.h>
 
-/* Parses a whole unsigned number: decimal, or hexadecimal after 0x if hex.
- * Returns 0, or -1 if s is not one that fits in 64 bits. */
+#define FPR_MAX		0.999999	/* the largest rate -p takes: above
+					 * it, %g shows 1 */
+
+/* Parses a whole unsigned number: decimal digits, or hexadecimal ones
+ * after 0x if hex, and nothing else.  Returns 0, or -1 if s is not one or
+ * does not fit. */
 int parse_u64(const char *s, int hex, uint64_t *out);
 
 /* Parses a byte count with an optional K, M, G or T (1024-based) suffix.
- * Returns 0 or -1. */
+ * Returns 0, or -1 if s is not one or does not fit in 64 bits. */
 int parse_size(const char *s, uint64_t *out);
 
-/* Parses a rate greater than 0 and less than 1.  Returns 0 or -1. */
-int parse_fpr(const char *s, double *out);
+/* Parses a false-positive rate, from DBL_MIN to FPR_MAX.  Returns 0, or -1
+ * with *why set to a reason beyond not being a number between 0 and 1
+ * (" (too small...)"), or to "". */
+int parse_fpr(const char *s, double *out, const char **why);
 
 /* Parses a duration: a positive number and a unit s, m, h, d or w
- * (seconds if none), into milliseconds, at most WINDOW_MS_MAX.  Returns 0
- * or -1. */
+ * (seconds if none), into milliseconds, at most WINDOW_MS_MAX.  Returns
+ * 0, or -1. */
 int parse_duration(const char *s, uint64_t *ms);
 
 #endif

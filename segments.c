@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "holes.h"
 #include "segments.h"
 
 #define LOCK_LIST	0	/* byte held to grow or rotate */
@@ -193,6 +194,12 @@ map_one(struct bloom *b, unsigned i)
 	if (!b->writable && memory_fits(sg->map_size))
 		madvise(sg->map, sg->map_size, MADV_HUGEPAGE);
 #endif
+	if (!b->writable && b->sparse && holes_hide(b->fd, sg->map,
+	    sg->info.offset, sg->map_size) == -1) {
+		munmap(sg->map, sg->map_size);
+		sg->map = NULL;
+		return BLOOM_ERRNO;
+	}
 	sg->bits = sg->map;
 	sg->inserted = head_word(b, slot_offset(i) + SLOT_OFF_INSERTED);
 	sg->stamp = head_word(b, slot_offset(i) + SLOT_OFF_STAMP);

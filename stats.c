@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "quote.h"
 #include "segments.h"
 #include "stats.h"
 
@@ -181,7 +182,9 @@ stats_print_text(FILE *fp, const char *path, const struct bloom *b,
 	const struct bloom_header *h = &b->hdr;
 	unsigned i;
 
-	fprintf(fp, "file: %s\n", path);
+	fputs("file: ", fp);
+	quote_fputs(fp, path);
+	fputc('\n', fp);
 	fprintf(fp, "format: %" PRIu32 "\n", h->version);
 	fprintf(fp, "layout: blocked512 (512-bit blocks)\n");
 	fprintf(fp, "hash: xxh3-64\n");
@@ -248,6 +251,10 @@ stats_print_text(FILE *fp, const char *path, const struct bloom *b,
 			fputc('\n', fp);
 		}
 	}
+	if (b->sparse)
+		fprintf(fp, "warning: sparse file: its holes read as empty "
+		    "bits (a filter bloom creates has none; it was copied "
+		    "sparse or damaged)\n");
 	if (st->over_capacity)
 		fprintf(fp, "warning: over capacity: about %.0f items in a "
 		    "filter sized for %" PRIu64 "; false positives are above "
@@ -300,8 +307,10 @@ json_string(FILE *fp, const char *str)
 			len = 1;
 		} else if (*s == '"' || *s == '\\')
 			fprintf(fp, "\\%c", *s);
-		else if (*s < 0x20)
+		else if (*s < 0x20 || *s == 0x7f)
 			fprintf(fp, "\\u%04x", *s);
+		else if (*s == 0xc2 && s[1] <= 0x9f)
+			fprintf(fp, "\\u%04x", s[1]);	/* C1 control */
 		else
 			fwrite(s, 1, len, fp);
 		s += len;

@@ -116,3 +116,31 @@ setup_file() {
 	[ "$status" -eq 2 ]
 	[ "$output" = "hashsum: bad length: ten" ]
 }
+
+@test "the streaming form agrees with xxhsum -H3 across every boundary, in any pieces" {
+	local len chunk files=()
+
+	cd "$BATS_FILE_TMPDIR"
+	for len in 1023 1024 1025 1087 1088 1089 2047 2048 2049 3000 65536 100003; do
+		[ -e "in.$len" ] || "$hashsum" --pattern "$len" >"in.$len"
+	done
+	for len in $(seq 0 300) 1023 1024 1025 1087 1088 1089 2047 2048 2049 3000 65536 100003; do
+		files+=("in.$len")
+	done
+	xxhsum -H3 "${files[@]}" 2>/dev/null |
+		sed -E 's/^XXH3 \((.*)\) = ([0-9a-f]{16})$/\2  \1/' \
+		>"$BATS_TEST_TMPDIR/want"
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/want")" -eq "${#files[@]}" ]
+	for chunk in 1 3 63 64 65 240 241 255 256 257 1000 1024 4096; do
+		"$hashsum" -c "$chunk" "${files[@]}" >"$BATS_TEST_TMPDIR/got"
+		echo "pieces of $chunk bytes"
+		diff "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got"
+	done
+	# With a seed, against the one-shot form the vectors check.
+	for chunk in 1 64 257 4096; do
+		"$hashsum" -s 0x9e3779b185ebca8d "${files[@]}" >"$BATS_TEST_TMPDIR/want"
+		"$hashsum" -s 0x9e3779b185ebca8d -c "$chunk" "${files[@]}" \
+		    >"$BATS_TEST_TMPDIR/got"
+		diff "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got"
+	done
+}

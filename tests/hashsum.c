@@ -1,6 +1,7 @@
 /*
  * hashsum: prints the hash64() of files, so that the tests can compare it
- * with xxhsum -H3 and with known answers; also writes the xxHash sanity
+ * with xxhsum -H3 and with known answers (with -c, the streaming form's,
+ * given the file in pieces of that many bytes); also writes the xxHash sanity
  * buffer those known answers are computed over.
  */
 #include <err.h>
@@ -25,7 +26,7 @@
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: hashsum [-s seed] [file ...]\n"
+	fprintf(stderr, "usage: hashsum [-c chunk] [-s seed] [file ...]\n"
 	    "       hashsum --pattern length\n");
 	exit(2);
 }
@@ -94,8 +95,24 @@ fail:
  * Prints the hash of the file name, "-" being stdin; returns 0, or -1 after
  * a warning.
  */
+/* Returns the streaming form's hash of the len bytes of buf, given in
+ * pieces of chunk bytes. */
+static uint64_t
+stream(const unsigned char *buf, size_t len, uint64_t seed, uint64_t chunk)
+{
+	struct hash_state st;
+	size_t off, n;
+
+	hash64_begin(&st, seed);
+	for (off = 0; off < len; off += n) {
+		n = len - off < chunk ? len - off : (size_t)chunk;
+		hash64_update(&st, buf + off, n);
+	}
+	return hash64_digest(&st);
+}
+
 static int
-sum(const char *name, uint64_t seed)
+sum(const char *name, uint64_t seed, uint64_t chunk)
 {
 	FILE *fp = stdin;
 	unsigned char *buf;
@@ -109,7 +126,9 @@ sum(const char *name, uint64_t seed)
 	if (buf == NULL)
 		warn("%s", name);
 	else
-		printf("%016" PRIx64 "  %s\n", hash64(buf, len, seed), name);
+		printf("%016" PRIx64 "  %s\n", chunk == 0 ?
+		    hash64(buf, len, seed) : stream(buf, len, seed, chunk),
+		    name);
 	free(buf);
 	if (fp != stdin)
 		fclose(fp);
@@ -119,7 +138,7 @@ sum(const char *name, uint64_t seed)
 int
 main(int argc, char *argv[])
 {
-	uint64_t seed = 0, len;
+	uint64_t seed = 0, chunk = 0, len;
 	int ch, status = 0;
 
 	if (argc > 1 && strcmp(argv[1], "--pattern") == 0) {
@@ -129,8 +148,13 @@ main(int argc, char *argv[])
 			errx(2, "bad length: %s", argv[2]);
 		pattern(len);
 	} else {
-		while ((ch = getopt(argc, argv, "s:")) != -1) {
+		while ((ch = getopt(argc, argv, "c:s:")) != -1) {
 			switch (ch) {
+			case 'c':
+				if (parse_u64(optarg, &chunk) == -1 ||
+				    chunk == 0)
+					errx(2, "bad chunk size: %s", optarg);
+				break;
 			case 's':
 				if (parse_u64(optarg, &seed) == -1)
 					errx(2, "bad seed: %s", optarg);
@@ -141,10 +165,10 @@ main(int argc, char *argv[])
 		}
 		argc -= optind;
 		argv += optind;
-		if (argc == 0 && sum("-", seed) == -1)
+		if (argc == 0 && sum("-", seed, chunk) == -1)
 			status = 2;
 		for (; argc > 0; argc--, argv++)
-			if (sum(*argv, seed) == -1)
+			if (sum(*argv, seed, chunk) == -1)
 				status = 2;
 	}
 	if (fflush(stdout) == EOF || ferror(stdout))

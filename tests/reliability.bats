@@ -198,7 +198,7 @@ load helpers
 	exec 5>&-
 	run wait "$pid"
 	[ "$status" -eq 2 ]
-	[ "$(cat err)" = "bloom: f.bf: file was truncated or could not be written while in use" ]
+	[ "$(cat err)" = "bloom: f.bf: file was truncated, or could not be read, while in use" ]
 }
 
 @test "add with a missing input among several: reports it, adds the rest" {

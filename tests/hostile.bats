@@ -1,0 +1,527 @@
+#!/usr/bin/env bats
+# Hostile surroundings (issue 10): signals, non-blocking descriptors, the
+# filter as its own output, odd files and directories, long lines, sparse
+# files, terminals and numbers.  Tests that need root or unshare say why
+# they skip; CI runs as root and skips none.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+# Lists the test's directory, without what bats's run leaves there.
+entries() {
+	ls -A --ignore='separate-stderr-*' "$@"
+}
+
+# Runs "$@" with descriptor FD set O_NONBLOCK, as node leaves it.
+#	nonblock FD COMMAND...
+nonblock() {
+	local fd=$1
+
+	shift
+	python3 -c 'import fcntl, os, sys
+fd = int(sys.argv[1])
+fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
+os.execvp(sys.argv[2], sys.argv[2:])' "$fd" "$@"
+}
+
+# Writes COUNT distinct lines of about LEN bytes each.
+long_lines() {
+	awk -v n="$1" -v len="$2" 'BEGIN {
+		for (s = "x"; length(s) < len; s = s s) ;
+		s = substr(s, 1, len)
+		for (i = 1; i <= n; i++) print i s }'
+}
+
+# Sends signal SIG to an add --new that writes long lines into a pipe read
+# only later, while a write is under way; leaves what the reader got in
+# out and the exit status of bloom in status.
+signal_mid_write() {
+	local sig=$1 i
+
+	rm -f f.bf out pid status
+	bloom create -n 1000 -p 1e-6 f.bf
+	# env --default-signal: a background job starts with SIGINT ignored.
+	(env --default-signal=INT sh -c 'echo $$ >pid
+	    exec bloom add --new f.bf' <in || echo $? >status) |
+	    { sleep 1; cat >out; } &
+	for i in $(seq 100); do
+		[ -s pid ] && break
+		sleep 0.02
+	done
+	sleep 0.3
+	kill -s "$sig" "$(cat pid)"
+	wait
+}
+
+@test "a signal never cuts a line in half; every printed line was added" {
+	long_lines 300 100000 >in
+	for sig in TERM INT HUP; do
+		signal_mid_write "$sig"
+		local want
+		want=$((128 + $(kill -l "$sig")))
+		[ -e status ] || echo 0 >status
+		echo "SIG$sig: status $(cat status) (want $want), $(wc -c <out) bytes out"
+		[ "$(cat status)" -eq "$want" ]
+		[ -s out ]
+		[ "$(tail -c 1 out | od -An -c | tr -d ' ')" = '\n' ]
+		# Whole lines only, each in the filter.
+		run -0 awk 'length($0) < 100001 { bad++ } END { print bad + 0 }' out
+		[ "$output" = 0 ]
+		run -1 bloom check -v -c f.bf out
+		[ "$output" = 0 ]
+	done
+}
+
+@test "a non-blocking standard output is waited for, not fatal" {
+	keys 200000 >in
+	bloom create --seed 42 -n 200000 -p 1e-9 f.bf
+	export -f nonblock
+	run -0 --separate-stderr bash -c 'nonblock 1 bloom add --new f.bf <in |
+	    { sleep 0.5; cat >out; }; exit ${PIPESTATUS[0]}'
+	[ "$stderr" = "" ]
+	cmp out in
+}
+
+@test "a non-blocking standard input works alike on one processor or two" {
+	{ keys 3000 a; } >want
+	{ keys 3000 b; } >>want
+	for cpus in all 0; do
+		rm -f f.bf out
+		bloom create --seed 42 -n 100000 -p 1e-9 f.bf
+		local run=()
+		[ "$cpus" = all ] || run=(taskset -c "$cpus")
+		{ keys 3000 a; sleep 0.3; keys 3000 b; } |
+		    nonblock 0 "${run[@]}" bloom add --new f.bf >out
+		echo "cpus $cpus: $(wc -l <out) lines"
+		cmp out want
+	done
+}
+
+@test "the filter is never its own output: refused before writing, exit 2" {
+	big_filter f.bf
+	keys 1000 >in
+	bloom add f.bf <in
+	cp f.bf before.bf
+	msg="bloom: f.bf: is also the standard output: refusing to write into the filter"
+	run -2 --separate-stderr bash -c 'bloom add -N f.bf <in 1<>f.bf'
+	[ "$stderr" = "$msg" ]
+	run -2 --separate-stderr bash -c 'bloom check f.bf <in >>f.bf'
+	[ "$stderr" = "$msg" ]
+	run -2 --separate-stderr bash -c 'bloom check -c f.bf <in >>f.bf'
+	[ "$stderr" = "$msg" ]
+	run -2 --separate-stderr bash -c 'bloom stats f.bf >>f.bf'
+	[ "$stderr" = "$msg" ]
+	cmp f.bf before.bf
+	# Writing nothing to it is no harm.
+	run -0 bash -c 'bloom check -q f.bf <in >>f.bf'
+	run -0 bash -c 'bloom add f.bf <in >>f.bf'
+	cmp f.bf before.bf
+}
+
+# Asserts that create -f refuses FILE with REASON, leaving it and nothing
+# else.
+refuses_to_replace() {
+	local before
+	before=$(entries)
+	run -2 --separate-stderr bloom create -f -n 1000 "$1"
+	echo "stderr: $stderr"
+	[ "$output" = "" ]
+	[ "$stderr" = "bloom: $1: will not replace: $2; create -f replaces only bloom filters" ]
+	[ "$(entries)" = "$before" ]
+}
+
+@test "create -f refuses a FIFO, a socket and a device, and opens none" {
+	mkfifo fifo
+	refuses_to_replace fifo "not a regular file"
+	[ -p fifo ]
+	python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind("sock")'
+	refuses_to_replace sock "not a regular file"
+	[ -S sock ]
+	# Through a symbolic link: the file it leads to is what counts.
+	ln -s /dev/null null
+	refuses_to_replace null "not a regular file"
+	[ -L null ] && [ -c /dev/null ]
+	if [ "$(id -u)" -ne 0 ]; then
+		skip "mknod of a device node needs root (CI runs as root)"
+	fi
+	mknod zero c 1 5
+	refuses_to_replace zero "not a regular file"
+	[ -c zero ]
+}
+
+@test "create -f refuses a regular file that is not a filter, unless empty" {
+	echo "my notes" >notes
+	refuses_to_replace notes "not a bloom filter (bad magic)"
+	[ "$(cat notes)" = "my notes" ]
+	printf 'ab' >short
+	refuses_to_replace short "not a bloom filter (too short)"
+	: >empty
+	run -0 --separate-stderr bloom create -f -n 1000 empty
+	[ "$stderr" = "" ]
+	bloom stats empty >/dev/null
+	# A damaged filter is still a filter: replacing it is the way out.
+	bloom create -n 1000 bad.bf
+	truncate -s 100 bad.bf
+	run -0 bloom create -f -n 1000 bad.bf
+	bloom stats bad.bf >/dev/null
+}
+
+@test "create -f keeps the mode and the group of the filter it replaces" {
+	local gid
+	bloom create -n 1000 f.bf
+	chmod 664 f.bf
+	if [ "$(id -u)" -eq 0 ]; then
+		gid=4242
+	else
+		gid=$(id -G | tr ' ' '\n' | grep -vx "$(id -g)" | head -n 1)
+	fi
+	[ -z "$gid" ] || chgrp "$gid" f.bf
+	umask 077
+	bloom create -f -n 1000 --seed 9 f.bf
+	[ "$(stat -c %a f.bf)" = 664 ]
+	[ -z "$gid" ] || [ "$(stat -c %g f.bf)" = "$gid" ]
+	[ "$(stats_field seed f.bf)" = 9 ]
+}
+
+@test "create -f replaces what a symbolic link leads to, not the link" {
+	mkdir real
+	bloom create -n 1000 --seed 1 real/f.bf
+	ln -s real/f.bf link.bf
+	run -0 --separate-stderr bloom create -f -n 1000 --seed 2 link.bf
+	[ -L link.bf ]
+	[ "$(readlink link.bf)" = real/f.bf ]
+	[ "$(stats_field seed real/f.bf)" = 2 ]
+	[ "$(ls -A real)" = f.bf ]
+}
+
+@test "create -f replaces its owner's unreadable filter (mode 0200 and 000)" {
+	for mode in 200 000; do
+		rm -f f.bf
+		bloom create -n 1000 --seed 1 f.bf
+		chmod "$mode" f.bf
+		run -0 --separate-stderr unprivileged bloom create -f -n 1000 \
+		    --seed 2 f.bf
+		echo "mode $mode: $stderr"
+		[ "$stderr" = "" ]
+		[ "$(stat -c %a f.bf)" = "$(printf %o "0$mode")" ]
+		chmod 600 f.bf
+		[ "$(stats_field seed f.bf)" = 2 ]
+		[ "$(entries)" = f.bf ]
+	done
+}
+
+@test "create -f works on a path as long as create accepts (4080 bytes)" {
+	local dir=. i
+	long=$(printf '%0255d' 0)
+	for i in $(seq 15); do
+		dir=$dir/$long
+	done
+	dir=$dir/$(printf '%0233d' 0)
+	mkdir -p "$dir"
+	local path=$dir/f.bf
+	echo "path: ${#path} bytes"
+	[ "${#path}" -ge 4080 ]
+	bloom create -n 1000 --seed 1 "$path"
+	run -0 --separate-stderr bloom create -f -n 1000 --seed 2 "$path"
+	[ "$stderr" = "" ]
+	[ "$(cd "$dir" && ls -A)" = f.bf ]
+}
+
+@test "in a directory it may write but not list (0333), success is success" {
+	mkdir d
+	chmod 333 d
+	run -0 --separate-stderr unprivileged bloom create -n 1000 d/f.bf
+	[ "$stderr" = "" ]
+	run -0 --separate-stderr unprivileged bloom create -f -n 1000 \
+	    --seed 3 d/f.bf
+	[ "$stderr" = "" ]
+	run -0 --separate-stderr unprivileged bloom add d/g.bf <<<key
+	[[ "$stderr" == "bloom: d/g.bf: created growable"* ]]
+	run -0 unprivileged bloom check d/g.bf <<<key
+	[ "$output" = key ]
+	chmod 755 d
+	[ "$(ls -A d | sort | tr '\n' ' ')" = "f.bf g.bf " ]
+	[ "$(stats_field seed d/f.bf)" = 3 ]
+}
+
+# Runs the shell command CMD and prints the peak resident memory of bloom
+# in it, in MiB (the largest of its processes).  Under AddressSanitizer,
+# without the quarantine that keeps freed buffers resident.
+peak_mib() {
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0 \
+	    python3 -c 'import resource, subprocess, sys
+subprocess.run(["bash", "-c", sys.argv[1]], check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' "$1"
+}
+
+# Writes a line of MIB MiB of CHAR and a newline.
+big_line() {
+	head -c "$1M" /dev/zero | tr '\0' "$2"
+	echo
+}
+
+@test "check -c, check -q and add without -N hash a 300 MiB line in little memory" {
+	export -f big_line
+	bloom create -n 1000 -p 1e-6 f.bf
+	run -0 peak_mib 'big_line 300 x | bloom add f.bf'
+	echo "add: $output MiB"
+	[ "$output" -lt 64 ]
+	run -0 peak_mib 'big_line 300 x | bloom check -c f.bf >count'
+	echo "check -c: $output MiB"
+	[ "$output" -lt 64 ]
+	[ "$(cat count)" = 1 ]
+	run -0 peak_mib 'big_line 300 x | bloom check -q f.bf'
+	[ "$output" -lt 64 ]
+	run -0 peak_mib '{ big_line 300 x; echo; } | taskset -c 0 bloom check -c f.bf >count'
+	[ "$(cat count)" = 1 ]
+	run -0 peak_mib '{ big_line 300 y; } | bloom check -c f.bf >count || true'
+	[ "$(cat count)" = 0 ]
+}
+
+@test "a long line hashed in stream is the key of the same line read whole" {
+	local s
+	s=$(head -c 3000000 /dev/zero | tr '\0' x)
+	printf 'a\n%s1\nb\n%s2\n%s3' "$s" "$s" "$s" >long
+	printf 'a\n%s1\nb\n%s2\n%s3\n' "$s" "$s" "$s" >want
+	bloom create -n 1000 -p 1e-6 f.bf
+	bloom add f.bf <long
+	bloom check f.bf <long >out
+	cmp out want
+	printf '%s4\n%s1\n%s\n' "$s" "$s" "$s" >other
+	run -0 bloom check -c f.bf <other
+	[ "$output" = 1 ]
+	bloom create -f -n 1000 -p 1e-6 f.bf
+	bloom add -N f.bf <long >out
+	cmp out want
+	run -0 bloom check -c f.bf <long
+	[ "$output" = 5 ]
+	run -0 bash -c 'cat long | taskset -c 0 bloom check -c f.bf'
+	[ "$output" = 5 ]
+}
+
+@test "printing three 100 MiB lines takes memory for about one" {
+	export -f big_line
+	bloom create -n 1000 -p 1e-6 f.bf
+	run -0 peak_mib '{ big_line 100 a; big_line 100 b; big_line 100 c; } |
+	    bloom add -N f.bf | wc -c >bytes'
+	echo "add -N: $output MiB, $(cat bytes) bytes out"
+	[ "$(cat bytes)" = 314572803 ]
+	[ "$output" -lt 180 ]
+	run -0 peak_mib '{ big_line 100 a; big_line 100 b; big_line 100 c; } |
+	    bloom check f.bf | wc -c >bytes'
+	echo "check: $output MiB"
+	[ "$(cat bytes)" = 314572803 ]
+	[ "$output" -lt 180 ]
+}
+
+@test "a sparse filter on tmpfs: stats and check allocate nothing, stats says sparse" {
+	if ! unshare -rm true 2>/dev/null && ! unshare -m true 2>/dev/null; then
+		skip "mounting a tmpfs needs root or user namespaces (CI runs as root)"
+	fi
+	bloom create --seed 1 -s 1G big.bf
+	keys 1000 >in
+	mkdir mnt
+	run -0 --separate-stderr unshare -rm bash -c '
+		mount -t tmpfs -o size=32M none mnt || exit 3
+		cp --sparse=always big.bf mnt/f.bf
+		before=$(df -k --output=used mnt | tail -n 1)
+		bloom stats mnt/f.bf >stats.out || exit 4
+		bloom check -c mnt/f.bf <in >count.out
+		[ $? -eq 1 ] || exit 5
+		after=$(df -k --output=used mnt | tail -n 1)
+		echo "$before $after"'
+	echo "used KiB before and after: $output; stderr: $stderr"
+	set -- $output
+	[ "$2" -le $(($1 + 64)) ]
+	[ "$(cat count.out)" = 0 ]
+	grep -qx 'bits_set: 0' stats.out
+	grep -q '^warning: sparse file' stats.out
+	# The same filter allocated: no warning.
+	run -0 bloom stats big.bf
+	[[ "$output" != *sparse* ]]
+}
+
+@test "a sparse filter: stats counts its holes without reading them" {
+	bloom create --seed 1 -s 1G big.bf
+	keys 1000 | bloom add big.bf
+	cp --sparse=always big.bf sparse.bf
+	run -0 bloom stats big.bf
+	local want=$output
+	run -0 timeout 10 bloom stats sparse.bf
+	[ "${output/$'\n'warning: sparse file*/}" = "${want/big.bf/sparse.bf}" ]
+	[[ "$output" == *"warning: sparse file"* ]]
+	keys 2000 | bloom check -c sparse.bf >count || true
+	[ "$(cat count)" = 1000 ]
+}
+
+@test "names in stats and in messages are quoted: no forged line, no raw escape" {
+	local name
+	name=$(printf 'a\nwarning: forged\033[31m\\z')
+	bloom create -n 100 --seed 1 "$name"
+	run -0 bloom stats "$name"
+	[ "${lines[0]}" = 'file: a\nwarning: forged\x1b[31m\\z' ]
+	[ "$(bloom stats "$name" | grep -c '^warning')" = 0 ]
+	run -0 bloom stats --json "$name"
+	[[ "$output" == '{"file":"a\u000awarning: forged\u001b[31m\\z",'* ]]
+	run -2 --separate-stderr bloom check "$name.missing" </dev/null
+	[ "$stderr" = 'bloom: a\nwarning: forged\x1b[31m\\z.missing: No such file or directory' ]
+	run -2 --separate-stderr bloom create -n 100 "$name"
+	[ "$stderr" = 'bloom: a\nwarning: forged\x1b[31m\\z: file exists (use -f to replace it)' ]
+	run -2 --separate-stderr bloom create -n "$(printf '1\n\0332')" f.bf
+	[ "${stderr%%$'\n'*}" = "bloom: create: -n takes a positive whole number, not '1\\n\\x1b2'" ]
+	# UTF-8 names are shown as they are; C1 controls and stray bytes are not.
+	run -2 --separate-stderr bloom stats "$(printf 'caf\303\251 \302\233 \377')"
+	[ "$stderr" = "bloom: café \\xc2\\x9b \\xff: No such file or directory" ]
+}
+
+@test "numbers mean what they say: --seed 0x0x10, -p 1e-310, -p 0.9999999999999999" {
+	local s
+	for s in 0x0x10 00x10 0x-1 0x+5 ' 16' '16 ' 0x; do
+		run -2 --separate-stderr bloom create -n 10 --seed "$s" f.bf
+		[ "${stderr%%$'\n'*}" = "bloom: create: --seed takes a 64-bit number, not '$s'" ]
+	done
+	[ ! -e f.bf ]
+	run -2 --separate-stderr bloom create -p 1e-310 f.bf
+	[ "${stderr%%$'\n'*}" = "bloom: create: -p takes a rate between 0 and 1, not '1e-310' (too small: the smallest rate is 2.2e-308)" ]
+	run -2 --separate-stderr bloom create -p 0.9999999999999999 f.bf
+	[ "${stderr%%$'\n'*}" = "bloom: create: -p takes a rate between 0 and 1, not '0.9999999999999999' (too close to 1: the largest rate is 0.999999)" ]
+	[ ! -e f.bf ]
+	bloom create -n 10 --seed 0x1F -p 0.999999 f.bf
+	[ "$(stats_field seed f.bf)" = 31 ]
+	[ "$(stats_field target_fpr f.bf)" = 0.999999 ]
+}
+
+@test "the inserted counter stops at 2^64-1 rather than wrapping" {
+	bloom create -n 1000 --seed 1 f.bf
+	# The fixed filter's one segment entry starts at 256; its counter at 48.
+	local i
+	for i in 0 1 2 3 4 5 6 7; do
+		poke f.bf $((256 + 48 + i)) 255
+	done
+	[ "$(stats_field inserted f.bf)" = 18446744073709551615 ]
+	printf 'one\ntwo\n' | bloom add f.bf
+	[ "$(stats_field inserted f.bf)" = 18446744073709551615 ]
+}
+
+@test "a command kept waiting for a lock says so after a second" {
+	bloom create -n 1000 f.bf
+	echo key | bloom add f.bf
+	flock -x f.bf sleep 1.6 &
+	sleep 0.2
+	run -0 --separate-stderr bloom check f.bf <<<key
+	[ "$output" = key ]
+	[ "$stderr" = "bloom: f.bf: waiting for a lock: another process holds the filter exclusively (a create -f replacing it, or any process that may read it)" ]
+	wait
+	# Not a word when the wait is short.
+	flock -x f.bf sleep 0.3 &
+	sleep 0.1
+	run -0 --separate-stderr bloom add f.bf <<<other
+	[ "$stderr" = "" ]
+	wait
+}
+
+@test "create -f kept waiting by a running add says so after a second" {
+	bloom create -n 1000 --seed 1 f.bf
+	mkfifo feed
+	bloom add f.bf <feed &
+	exec 5>feed
+	sleep 0.2
+	bloom create -f -n 1000 --seed 2 f.bf 2>err 5>&- &
+	local create=$!
+	sleep 1.5
+	exec 5>&-
+	wait "$create"
+	wait
+	[ "$(cat err)" = "bloom: f.bf: waiting for a lock: another process has the filter open, and create -f replaces it only once nothing uses it" ]
+	[ "$(stats_field seed f.bf)" = 2 ]
+}
+
+# Runs "$@" in a mount namespace where /proc is an empty tmpfs, as in a
+# minimal container or chroot; prints nothing more.
+without_proc() {
+	# LeakSanitizer needs /proc: under SANITIZE=1 it would fail the run.
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+	exec unshare -m bash -c 'mount -t tmpfs none /proc && exec "$@"' bash "$@"
+}
+
+# The command prefix that drops root's power over file modes and
+# AT_EMPTY_PATH (CAP_DAC_READ_SEARCH); for a test run as root.
+drop_caps=(setpriv --bounding-set -dac_override,-dac_read_search)
+
+# Skips unless this test may make a mount namespace.
+need_unshare() {
+	if [ "$(id -u)" -ne 0 ] || ! unshare -m true 2>/dev/null; then
+		skip "unshare -m and mount need root (CI runs as root)"
+	fi
+}
+
+@test "without /proc, a create -f killed while it waits for the lock leaves nothing" {
+	need_unshare
+	local how
+	bloom create -n 1000 --seed 1 f.bf
+	cp f.bf before
+	# As root, the new file is named with AT_EMPTY_PATH; without that
+	# privilege, a hidden name removed on the signal.
+	for how in root unprivileged; do
+		flock -s f.bf sleep 2 &
+		sleep 0.2
+		if [ "$how" = root ]; then
+			without_proc bloom create -f -n 1000000 --seed 2 f.bf &
+		else
+			without_proc "${drop_caps[@]}" bloom create -f \
+			    -n 1000000 --seed 2 f.bf &
+		fi
+		local create=$!
+		sleep 0.6
+		kill -TERM "$create"
+		wait "$create" || true
+		wait
+		echo "$how: $(entries | tr '\n' ' ')"
+		cmp f.bf before
+		[ "$(entries | tr '\n' ' ')" = "before f.bf " ]
+	done
+}
+
+@test "without /proc, a create over the file size limit fails cleanly and leaves nothing" {
+	need_unshare
+	local how
+	for how in root unprivileged; do
+		local run=()
+		[ "$how" = root ] || run=("${drop_caps[@]}")
+		run -2 --separate-stderr without_proc "${run[@]}" bash -c \
+		    'ulimit -f 1024; exec bloom create -s 64M f.bf'
+		echo "$how: $stderr; left: $(entries | tr '\n' ' ')"
+		# Less AddressSanitizer's warnings that it cannot read /proc.
+		[ "$(grep -v '^==' <<<"$stderr")" = "bloom: f.bf: cannot create: File too large" ]
+		[ "$(entries)" = "" ]
+	done
+	# With /proc too.
+	run -2 --separate-stderr bash -c 'ulimit -f 1024; exec bloom create -s 64M f.bf'
+	[ "$stderr" = "bloom: f.bf: cannot create: File too large" ]
+	[ "$(entries)" = "" ]
+}
+
+@test "stress: 200 rounds of 4 concurrent adders creating the filter lose nothing" {
+	local round i
+	for i in 1 2 3 4; do
+		keys 5000 "w$i-" >"in.$i"
+	done
+	cat in.? >all
+	for round in $(seq 200); do
+		rm -f f.bf
+		for i in 1 2 3 4; do
+			bloom add f.bf "in.$i" 2>"err.$i" &
+		done
+		wait
+		run bloom check -c f.bf all
+		if [ "$status" -ne 0 ] || [ "$output" != 20000 ] ||
+		    [ "$(cat err.? | grep -vc 'created growable')" != 0 ]; then
+			echo "round $round: status $status, $output of 20000 found"
+			cat err.?
+			ls -la
+			return 1
+		fi
+		# Exactly one of them created it and said so.
+		[ "$(cat err.? | grep -c 'created growable')" = 1 ]
+	done
+}
