@@ -19,10 +19,10 @@ CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 LDFLAGS += -fsanitize=address,undefined
 endif
 
-OBJ = cli.o engine.o output.o stats.o merge.o lines.o create.o bloom.o \
-	segments.o format.o params.o hash.o
-HDR = bloom.h create.h engine.h format.h hash.h lines.h output.h params.h \
-	merge.h segments.h stats.h
+OBJ = cli.o engine.o batch.o memory.o output.o stats.o merge.o lines.o \
+	create.o bloom.o segments.o format.o params.o hash.o
+HDR = batch.h bloom.h create.h engine.h format.h hash.h lines.h memory.h \
+	output.h params.h merge.h segments.h stats.h
 TESTBIN = tests/hashsum
 
 all: bloom

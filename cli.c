@@ -44,7 +44,8 @@
 /* getopt_long values of the options that have no letter: not chars, so
  * that bad_option can tell them from an unknown letter. */
 enum { OPT_SEED = 256, OPT_SYNC, OPT_JSON, OPT_GROW, OPT_GROWTH,
-    OPT_GENERATIONS, OPT_WINDOW, OPT_LIKE, OPT_SLICE, OPT_SLICES };
+    OPT_GENERATIONS, OPT_WINDOW, OPT_LIKE, OPT_SLICE, OPT_SLICES,
+    OPT_MEMORY };
 
 enum command { CMD_CREATE, CMD_ADD, CMD_CHECK, CMD_STATS, CMD_ROTATE,
     CMD_MERGE, CMD_ROUTE, CMD_HELP, NCMD };
@@ -60,8 +61,8 @@ static const char *const synopsis[NCMD] = {
 	"             [--generations count [--window duration]] [--seed n]\n"
 	"             filter\n"
 	"bloom create --like template [-f] [--slice i/n] filter"),
-	"bloom add [-Nz] [--sync] filter [file ...]",
-	"bloom check [-cqvz] filter [file ...]",
+	"bloom add [-Nz] [--memory size] [--sync] filter [file ...]",
+	"bloom check [-cqvz] [--memory size] filter [file ...]",
 	"bloom stats [--json] filter",
 	"bloom rotate filter",
 	"bloom merge filter source ...",
@@ -100,12 +101,16 @@ static const char *const option_help[NCMD] = {
 	"1000000 lines at first and a rate of 0.01.\n"
 	"  -N, --new    write the lines that were not yet in the filter\n"
 	"  -z           lines end with NUL, not newline\n"
+	"  --memory S   bytes bloom may use (K, M, G, T); default: the cgroup\n"
+	"               limit or available memory\n"
 	"  --sync       write the filter to stable storage before exiting\n"),
 	("Write the lines that may be in the filter.\n"
 	"  -v           write the lines that are certainly not in the filter\n"
 	"  -c           write only the number of such lines\n"
 	"  -q           write nothing; the exit status tells\n"
 	"  -z           lines end with NUL, not newline\n"
+	"  --memory S   bytes bloom may use (K, M, G, T); default: the cgroup\n"
+	"               limit or available memory\n"
 	"Exit status 0 if a line was selected, 1 if none, 2 on error.\n"),
 	("Describe the filter: size, fill, estimated items and error rate, and\n"
 	"each of its segments.\n"
@@ -884,11 +889,24 @@ elsewhere_note(const struct engine *e)
 		    "by slice)", e->filter->path, e->elsewhere);
 }
 
+/* Parses the value of --memory for cmd: a size of at least a page. */
+static uint64_t
+parse_memory(enum command cmd, const char *arg)
+{
+	uint64_t v;
+
+	if (parse_size(arg, &v) == -1 || v < 4096)
+		usage_error((int)cmd, "%s: --memory takes a size of 4K or more "
+		    "(K, M, G or T): '%s'", command_name[cmd], arg);
+	return v;
+}
+
 static int
 cmd_add(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "new", no_argument, NULL, 'N' },
+		{ "memory", required_argument, NULL, OPT_MEMORY },
 		{ "sync", no_argument, NULL, OPT_SYNC },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -911,6 +929,9 @@ cmd_add(int argc, char **argv)
 			break;
 		case OPT_SYNC:
 			sync = 1;
+			break;
+		case OPT_MEMORY:
+			job.memory = parse_memory(CMD_ADD, optarg);
 			break;
 		case 'h':
 			print_help(CMD_ADD);
@@ -947,6 +968,7 @@ static int
 cmd_check(int argc, char **argv)
 {
 	static const struct option longopts[] = {
+		{ "memory", required_argument, NULL, OPT_MEMORY },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -971,6 +993,9 @@ cmd_check(int argc, char **argv)
 			break;
 		case 'z':
 			job.delim = '\0';
+			break;
+		case OPT_MEMORY:
+			job.memory = parse_memory(CMD_CHECK, optarg);
 			break;
 		case 'h':
 			print_help(CMD_CHECK);

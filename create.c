@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "create.h"
+#include "memory.h"
 #include "segments.h"
 
 /* Writes the directory part of path into dir. */

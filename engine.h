@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "batch.h"
 #include "bloom.h"
 #include "lines.h"
 #include "output.h"
@@ -36,6 +37,10 @@ struct engine {
 				 * status */
 	void (*notice)(struct bloom *, unsigned);	/* told of the
 				 * BLOOM_EV_* events of each add, if set */
+	uint64_t memory;	/* bytes it may use (--memory), or 0 to
+				 * find out */
+	int planned;		/* line by line or sorted was chosen */
+	struct batch *batch;	/* sorted batches, or NULL: line by line */
 };
 
 /* How a stream ended. */
@@ -52,7 +57,9 @@ enum stream_end {
  * set. */
 int engine_init(struct engine *e);
 
-/* Streams the lines of fd through e->filter, writing the selected ones. */
+/* Streams the lines of fd through e->filter, writing the selected ones:
+ * line by line, or in sorted batches if the filter is big for the memory
+ * (memory_plan), with the same output. */
 enum stream_end engine_stream(struct engine *e, int fd);
 
 /* Writes what is pending.  Returns 0, or -1 if the output failed. */
