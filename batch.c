@@ -48,6 +48,7 @@ batch_init(struct batch *t, const struct memory_plan *p, int keep_lines)
 	t->keep_lines = keep_lines;
 	if (keep_lines)
 		per_key += sizeof t->end[0];
+	t->per_key = per_key;
 	cap = p->batch_bytes / per_key;
 	t->cap = cap < 1 ? 1 : cap > KEYS_MAX ? KEYS_MAX : (size_t)cap;
 	t->hash = malloc(t->cap * sizeof t->hash[0]);
@@ -92,13 +93,17 @@ batch_clear(struct batch *t)
 	t->text_len = 0;
 }
 
-/* Returns 1 if a line of len bytes more fits in the batch. */
+/* Returns 1 if a line of len bytes more fits in the batch: its key, and
+ * its bytes if kept, within the batch's share of the budget. */
 static int
 has_room(const struct batch *t, size_t len)
 {
+	uint64_t used = (uint64_t)(t->n + 1) * t->per_key + t->text_len;
+
 	if (t->n == t->cap)
 		return 0;
-	return !t->keep_lines || len <= t->text_cap - t->text_len;
+	return !t->keep_lines || (len <= t->text_cap - t->text_len &&
+	    len <= t->plan.batch_bytes - used);
 }
 
 int

@@ -17,6 +17,7 @@ struct batch {
 	struct memory_plan plan;	/* budget, window, out of core */
 	int keep_lines;		/* the lines are kept, to be written */
 	size_t cap;		/* keys it holds at most */
+	size_t per_key;		/* bytes a key takes, but its line */
 	size_t n;		/* keys in it */
 	uint64_t *hash;		/* their hashes, in input order */
 	unsigned char *hit;	/* per key: new (add) or found (check) */

@@ -20,7 +20,8 @@
 #define CGROUP_ROOT_V1	"/sys/fs/cgroup/memory"
 #define CGROUP_ROOT_V2	"/sys/fs/cgroup"
 #define BATCH_SHARE	3	/* a batch takes budget * 3/8 */
-#define WINDOW_SHARE	16	/* a window takes budget / 16 */
+#define WINDOW_SHARE	32	/* a window takes budget / 32: four
+				 * are in memory at once */
 #define WINDOW_MIN	((uint64_t)4096)
 #define WINDOW_MAX	((uint64_t)64 << 20)
 #define BATCH_MAX	((uint64_t)1 << 30)	/* bytes of a batch, at most */
