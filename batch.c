@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "batch.h"
 #include "segments.h"
@@ -62,6 +63,8 @@ batch_init(struct batch *t, const struct memory_plan *p, int keep_lines)
 		t->text_cap = (size_t)p->batch_bytes;
 		t->text = malloc(t->text_cap);
 	}
+	if (p->out_of_core)
+		t->window = malloc((size_t)p->window);
 	if (t->hash == NULL || t->hit == NULL || t->found == NULL ||
 	    t->todo == NULL || t->order == NULL || t->start == NULL ||
 	    (keep_lines && (t->end == NULL || t->text == NULL))) {
@@ -83,6 +86,7 @@ batch_free(struct batch *t)
 	free(t->start);
 	free(t->end);
 	free(t->text);
+	free(t->window);
 	memset(t, 0, sizeof *t);
 }
 
@@ -212,6 +216,37 @@ sort_by_window(struct batch *t, const struct segment *s, size_t m,
 }
 
 /*
+ * Reads window w of segment s into buf with pread, and makes copy a
+ * segment whose bits are buf for the keys of that window: tests read a
+ * filter that does not fit in large sequential reads, with no page fault
+ * per page.  Returns 0, or -1 if the read failed (then the mapping is
+ * used).
+ */
+static int
+read_window(int fd, const struct segment *s, uint64_t wblocks, uint64_t w,
+    unsigned char *buf, struct segment *copy)
+{
+	uint64_t first = w * wblocks, n = s->info.nblocks - first;
+	size_t len, done = 0;
+	ssize_t got;
+
+	if (n > wblocks)
+		n = wblocks;
+	len = (size_t)(n * BLOCK_BYTES);
+	while (done < len) {
+		got = pread(fd, buf + done, len - done,
+		    (off_t)(s->info.offset + first * BLOCK_BYTES + done));
+		if (got <= 0)
+			return -1;
+		done += (size_t)got;
+	}
+	*copy = *s;
+	copy->bits = buf;
+	copy->lo = s->lo + first;
+	return 0;
+}
+
+/*
  * One pass over segment s: the m keys t->todo lists, window by window in
  * file order, added (setting res[k] as isnew) or tested (res[k] as
  * found).  Returns how many were new, or found.
@@ -223,6 +258,7 @@ sweep(struct batch *t, const struct bloom *b, const struct segment *s,
 	uint64_t wblocks = t->plan.window / BLOCK_BYTES, nwin, w, next;
 	uint64_t ahead = UINT64_MAX;	/* the window read ahead */
 	uint64_t behind[BEHIND];
+	struct segment copy;
 	size_t count = 0, nbehind = 0, lo, hi;
 	int ooc = t->plan.out_of_core;
 
@@ -266,6 +302,11 @@ sweep(struct batch *t, const struct bloom *b, const struct segment *s,
 		if (add)
 			count += bloom_add_list(s, t->hash, t->order + lo, hi - lo,
 			    res);
+		else if (ooc && t->window != NULL &&
+		    wblocks * BLOCK_BYTES <= t->plan.window &&
+		    read_window(b->fd, s, wblocks, w, t->window, &copy) == 0)
+			count += bloom_test_list(&copy, t->hash, t->order + lo,
+			    hi - lo, res);
 		else
 			count += bloom_test_list(s, t->hash, t->order + lo,
 			    hi - lo, res);

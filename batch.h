@@ -29,6 +29,7 @@ struct batch {
 	size_t text_len;	/* bytes of text used */
 	size_t text_cap;	/* size of text */
 	uint64_t *end;		/* per key: where its line ends in text */
+	unsigned char *window;	/* out of core: a window read for tests */
 };
 
 /* Sets t up for plan p, keeping the lines if keep_lines.  Returns 0, or
