@@ -120,7 +120,7 @@ bloom: nofile2: No such file or directory' add --new f.bf nofile a nofile2 c
 }
 
 @test "add exits 2 on a usage error, with the message and synopsis" {
-	local synopsis='usage: bloom add [-Nz] [--sync] filter [file ...]'
+	local synopsis='usage: bloom add [-Nz] [--memory size] [--sync] filter [file ...]'
 
 	row 2 '' "bloom: add: no filter named
 $synopsis" add </dev/null
@@ -133,7 +133,7 @@ $synopsis" add -x f.bf </dev/null
 }
 
 @test "add names an unknown option letter alone, even among known ones" {
-	local synopsis='usage: bloom add [-Nz] [--sync] filter [file ...]'
+	local synopsis='usage: bloom add [-Nz] [--memory size] [--sync] filter [file ...]'
 
 	row 2 '' "bloom: add: unknown option '-x'
 $synopsis" add -xN f.bf </dev/null

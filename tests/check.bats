@@ -91,7 +91,7 @@ abc() {
 }
 
 @test "check exits 2 on a usage error, with the message and synopsis" {
-	local synopsis='usage: bloom check [-cqvz] filter [file ...]'
+	local synopsis='usage: bloom check [-cqvz] [--memory size] filter [file ...]'
 
 	#   status stdout stderr arguments
 	row 2      ''     "bloom: check: no filter named
@@ -103,7 +103,7 @@ $synopsis" check --new f.bf </dev/null
 }
 
 @test "check names an unknown option letter alone, even among known ones" {
-	local synopsis='usage: bloom check [-cqvz] filter [file ...]'
+	local synopsis='usage: bloom check [-cqvz] [--memory size] filter [file ...]'
 
 	abc
 	#   status stdout stderr arguments

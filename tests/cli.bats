@@ -8,8 +8,8 @@ load helpers
 # The SYNOPSIS of bloom(1), as usage() prints it.
 usage='usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
                     [--seed n] filter
-       bloom add [-Nz] [--sync] filter [file ...]
-       bloom check [-cqvz] filter [file ...]
+       bloom add [-Nz] [--memory size] [--sync] filter [file ...]
+       bloom check [-cqvz] [--memory size] filter [file ...]
        bloom stats [--json] filter
        bloom help [command]
        bloom --version'
@@ -52,10 +52,10 @@ first_line() {
 
 @test "each command's help starts with its synopsis" {
 	#          status  first line                                          arguments
-	first_line 0 'usage: bloom add [-Nz] [--sync] filter [file ...]'       help add
-	first_line 0 'usage: bloom add [-Nz] [--sync] filter [file ...]'       add --help
-	first_line 0 'usage: bloom check [-cqvz] filter [file ...]'            help check
-	first_line 0 'usage: bloom check [-cqvz] filter [file ...]'            check --help
+	first_line 0 'usage: bloom add [-Nz] [--memory size] [--sync] filter [file ...]'       help add
+	first_line 0 'usage: bloom add [-Nz] [--memory size] [--sync] filter [file ...]'       add --help
+	first_line 0 'usage: bloom check [-cqvz] [--memory size] filter [file ...]'            help check
+	first_line 0 'usage: bloom check [-cqvz] [--memory size] filter [file ...]'            check --help
 	first_line 0 'usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]' help create
 	first_line 0 'usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]' create --help
 	first_line 0 'usage: bloom stats [--json] filter'                      help stats
@@ -65,7 +65,7 @@ first_line() {
 
 @test "bloom help add is bloom add --help, in full" {
 	run -0 bloom help add
-	[ "$output" = 'usage: bloom add [-Nz] [--sync] filter [file ...]
+	[ "$output" = 'usage: bloom add [-Nz] [--memory size] [--sync] filter [file ...]
 
 Add lines to the filter, creating it with the defaults if missing.
   -N, --new    write the lines that were not yet in the filter
