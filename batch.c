@@ -23,6 +23,7 @@
  * within a few windows.
  */
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +38,7 @@
 #define WINDOWS_MAX	((uint64_t)1 << 20)	/* windows in a segment */
 #define BEHIND		2	/* windows kept after they are worked on */
 #define PAGE		4096	/* alignment of advice */
+#define REREAD		((size_t)1 << 20)	/* bytes read back at once */
 
 int
 batch_init(struct batch *t, const struct memory_plan *p, int keep_lines)
@@ -47,6 +49,7 @@ batch_init(struct batch *t, const struct memory_plan *p, int keep_lines)
 	memset(t, 0, sizeof *t);
 	t->plan = *p;
 	t->keep_lines = keep_lines;
+	t->fd = -1;
 	if (keep_lines)
 		per_key += sizeof t->end[0];
 	t->per_key = per_key;
@@ -86,8 +89,25 @@ batch_free(struct batch *t)
 	free(t->start);
 	free(t->end);
 	free(t->text);
+	free(t->back);
 	free(t->window);
 	memset(t, 0, sizeof *t);
+	t->fd = -1;
+}
+
+void
+batch_source(struct batch *t, int fd)
+{
+	struct stat st;
+	off_t at;
+
+	t->fd = -1;
+	t->back_len = 0;
+	if (!t->keep_lines || fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    (at = lseek(fd, 0, SEEK_CUR)) == -1)
+		return;
+	t->fd = fd;
+	t->pos = (uint64_t)at;
 }
 
 void
@@ -106,7 +126,7 @@ has_room(const struct batch *t, size_t len)
 
 	if (t->n == t->cap)
 		return 0;
-	return !t->keep_lines || (len <= t->text_cap - t->text_len &&
+	return !t->keep_lines || t->fd >= 0 || (len <= t->text_cap - t->text_len &&
 	    len <= t->plan.batch_bytes - used);
 }
 
@@ -118,6 +138,8 @@ batch_take(struct batch *t, const struct line_group *g, size_t *from)
 	for (i = *from; i < g->nlines; i++) {
 		const struct line *l = &g->line[i];
 
+		if (t->n == 0)
+			t->first = t->pos;
 		if (!has_room(t, l->len)) {
 			if (t->n > 0)
 				break;
@@ -128,7 +150,12 @@ batch_take(struct batch *t, const struct line_group *g, size_t *from)
 				return -1;
 		}
 		t->hash[t->n] = g->hash[i];
-		if (t->keep_lines) {
+		if (t->fd >= 0) {
+			/* Lines lie one after another in the file, each but
+			 * the input's last followed by the terminator. */
+			t->end[t->n] = t->pos + l->len;
+			t->pos += (uint64_t)l->len + 1;
+		} else if (t->keep_lines) {
 			memcpy(t->text + t->text_len, l->data, l->len);
 			t->text_len += l->len;
 			t->end[t->n] = t->text_len;
@@ -139,13 +166,69 @@ batch_take(struct batch *t, const struct line_group *g, size_t *from)
 	return 0;
 }
 
-const unsigned char *
-batch_line(const struct batch *t, size_t i, size_t *len)
+/* Returns the len bytes of the file at offset from, reading a large
+ * piece of it back if they are not in t->back yet; NULL if the read
+ * fails (errno set) or the file ends before them (ESTALE). */
+static const unsigned char *
+read_back(struct batch *t, uint64_t from, size_t len)
 {
-	uint64_t from = i == 0 ? 0 : t->end[i - 1];
+	size_t want = len > REREAD ? len : REREAD, done = 0;
+	ssize_t got;
 
+	if (from >= t->back_off && from - t->back_off <= t->back_len &&
+	    len <= t->back_len - (from - t->back_off))
+		return t->back + (from - t->back_off);
+	if (want > t->back_cap) {
+		unsigned char *p = realloc(t->back, want);
+
+		if (p == NULL)
+			return NULL;
+		t->back = p;
+		t->back_cap = want;
+	}
+	t->back_len = 0;
+	while (done < want) {
+		got = pread(t->fd, t->back + done, want - done,
+		    (off_t)(from + done));
+		if (got == -1 && errno == EINTR)
+			continue;
+		if (got == -1)
+			return NULL;
+		if (got == 0)
+			break;
+		done += (size_t)got;
+	}
+	if (done < len) {
+		errno = ESTALE;
+		return NULL;
+	}
+	t->back_off = from;
+	t->back_len = done;
+	return t->back;
+}
+
+const unsigned char *
+batch_line(struct batch *t, const struct bloom *b, size_t i, size_t *len)
+{
+	const unsigned char *line;
+	uint64_t from;
+
+	if (t->fd < 0) {
+		from = i == 0 ? 0 : t->end[i - 1];
+		*len = (size_t)(t->end[i] - from);
+		return t->text + from;
+	}
+	from = i == 0 ? t->first : t->end[i - 1] + 1;
 	*len = (size_t)(t->end[i] - from);
-	return t->text + from;
+	if ((line = read_back(t, from, *len)) == NULL)
+		return NULL;
+	/* A file rewritten since it was read would give other lines than
+	 * the ones decided on: it is told, not written. */
+	if (bloom_hash(b, line, *len) != t->hash[i]) {
+		errno = ESTALE;
+		return NULL;
+	}
+	return line;
 }
 
 /* Where window w of segment s is, page-aligned: in the mapping and in

@@ -28,8 +28,17 @@ struct batch {
 	unsigned char *text;	/* the kept lines, one after another */
 	size_t text_len;	/* bytes of text used */
 	size_t text_cap;	/* size of text */
-	uint64_t *end;		/* per key: where its line ends in text */
-	unsigned char *window;	/* out of core: a window read for tests */
+	uint64_t *end;		/* per key: where its line ends, in text
+				 * or, re-read, in the file */
+	int fd;			/* the lines are re-read from this regular
+				 * file, or -1: they are kept in text */
+	uint64_t pos;		/* re-read: offset of the next line taken */
+	uint64_t first;		/* re-read: offset of the batch's first line */
+	unsigned char *back;	/* re-read: bytes of the file read back */
+	size_t back_cap;	/* size of back */
+	uint64_t back_off;	/* offset of back's first byte */
+	size_t back_len;	/* bytes of back read */
+	unsigned char *window;	/* out of core: a window read with pread */
 };
 
 /* Sets t up for plan p, keeping the lines if keep_lines.  Returns 0, or
@@ -40,15 +49,24 @@ int batch_init(struct batch *t, const struct memory_plan *p,
 /* Frees what batch_init allocated. */
 void batch_free(struct batch *t);
 
+/* Makes the (empty) batch take its lines from fd, about to be read from
+ * where it is now: if the lines are kept and fd is a regular file, they
+ * are read again from it by offset rather than copied; otherwise into
+ * memory. */
+void batch_source(struct batch *t, int fd);
+
 /* Takes the lines of g from *from on while the batch has room, at least
  * one into an empty batch, and advances *from past them: the batch is
  * full if *from < g->nlines after.  Returns 0, or -1 with errno set. */
 int batch_take(struct batch *t, const struct line_group *g, size_t *from);
 
 /* Returns the bytes of line i of the batch (kept lines only), setting
- * *len. */
-const unsigned char *batch_line(const struct batch *t, size_t i,
-    size_t *len);
+ * *len; lines re-read from a file must be asked for in increasing i, and
+ * b is the filter whose hash they must still have.  Returns NULL if the
+ * file cannot be read (errno set) or no longer holds the line (errno
+ * ESTALE). */
+const unsigned char *batch_line(struct batch *t, const struct bloom *b,
+    size_t i, size_t *len);
 
 /* Adds the batch to b: t->hit[i] as bloom_add's isnew, *done to the keys
  * added (all unless it fails).  Safe against other processes adding and

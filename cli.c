@@ -785,6 +785,11 @@ stream_files(struct engine *job, int nfiles, char **files)
 			    strerror(errno));
 			trouble = 1;
 		}
+		if (e == STREAM_CHANGED) {
+			warnx("%s: changed while it was read",
+			    input_name(files[i]));
+			trouble = 1;
+		}
 		if (e == STREAM_FILTER_ERROR) {
 			warnx("%s: %s", job->filter->path,
 			    bloom_strerror(job->status));

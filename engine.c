@@ -225,8 +225,14 @@ run_batch(struct engine *e)
 			continue;
 		e->selected++;
 		if (e->emit) {
-			const unsigned char *line = batch_line(t, i, &len);
+			const unsigned char *line = batch_line(t, e->filter,
+			    i, &len);
 
+			if (line == NULL) {
+				batch_clear(t);
+				return errno == ESTALE ? STREAM_CHANGED :
+				    STREAM_READ_ERROR;
+			}
 			if (output_line(&e->out, line, len, e->delim) == -1)
 				return STREAM_WRITE_ERROR;
 		}
@@ -286,6 +292,8 @@ engine_stream(struct engine *e, int fd)
 		return STREAM_FILTER_ERROR;
 	}
 	e->nplans = 0;
+	if (e->batch != NULL)
+		batch_source(e->batch, fd);
 	lines_start(&e->reader, fd, e->filter, NULL);
 	if (e->batch != NULL) {
 		end = stream_sorted(e);

@@ -48,6 +48,8 @@ enum stream_end {
 	STREAM_DONE,		/* the input was read to its end */
 	STREAM_STOP,		/* quiet, and a line was selected */
 	STREAM_READ_ERROR,	/* reading failed; errno says why */
+	STREAM_CHANGED,		/* a file read again for its lines no
+				 * longer held them */
 	STREAM_WRITE_ERROR,	/* the output failed; out.err says why */
 	STREAM_FILTER_ERROR	/* the filter failed; status says why */
 };

@@ -47,6 +47,56 @@ same() {
 	[ "$output" = "$(awk '!seen[$0]++' in)" ]
 }
 
+# The lines of a regular file are read again by offset to be written;
+# those of a pipe are kept in memory.  Both give what line by line gives.
+@test "batch: lines re-read from a file or kept from a pipe, as line by line" {
+	bloom create --seed 3 -n 2000 -p 0.01 f.bf
+	input >in
+	printf 'no newline at the end' >>in
+	awk '!seen[$0]++' in >want
+	cp f.bf g.bf
+	cp f.bf h.bf
+	run -0 bloom add --new --memory 4K f.bf in
+	[ "$output" = "$(cat want)" ]
+	run -0 bloom add --new --memory 4K g.bf <in
+	[ "$output" = "$(cat want)" ]
+	run -0 bash -c 'cat in | bloom add --new --memory 4K h.bf'
+	[ "$output" = "$(cat want)" ]
+	cmp f.bf g.bf
+	cmp f.bf h.bf
+	# Not in f.bf: the line without a newline, read back from a file and
+	# from a pipe.
+	printf 'a\nno newline at the end\nb' >in2
+	row 0 $'a\nb' '' check -v --memory 4K f.bf in2
+	run -0 bash -c 'cat in2 | bloom check -v --memory 4K f.bf'
+	[ "$output" = $'a\nb' ]
+}
+
+@test "batch: a file read from where its descriptor is, not from its start" {
+	bloom create --seed 3 -n 2000 -p 0.01 f.bf
+	input >in
+	cp f.bf g.bf
+	# head leaves a seekable input just after the lines it read.
+	{ head -n 1000 >/dev/null; bloom add --new --memory 4K f.bf >out; } <in
+	tail -n +1001 in | bloom add --new g.bf >want
+	cmp out want
+	[ -s out ]
+	cmp f.bf g.bf
+}
+
+@test "batch: a file rewritten while it is read is told, not trusted" {
+	bloom create --seed 3 -n 2000000 -p 0.01 f.bf
+	keys 600000 a >in
+	keys 600000 b >other
+	[ "$(wc -c <in)" -eq "$(wc -c <other)" ]
+	# After the first line out, in holds other lines at the same offsets.
+	run --separate-stderr bash -c 'bloom add --new --memory 4K f.bf in |
+	    { head -n 1; dd if=other of=in conv=notrunc status=none
+	      cat >/dev/null; }'
+	[ "$output" = a1 ]
+	[ "$stderr" = "bloom: in: changed while it was read" ]
+}
+
 @test "batch: a line repeated inside a batch is new only once" {
 	bloom create --seed 3 -n 2000 -p 0.001 f.bf
 	printf 'a\nb\na\na\nc\nb\n' >in
