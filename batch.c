@@ -330,6 +330,32 @@ read_window(int fd, const struct segment *s, uint64_t wblocks, uint64_t w,
 }
 
 /*
+ * Adds the keys order[lo..hi) of one window to segment s, whose window
+ * copy has just read with pread: that read brought its pages into the
+ * page cache in one sequential piece, and the keys copy already holds are
+ * not new and write nothing.  The others are set in the shared mapping
+ * with atomic ORs, as ever, so that concurrent writers lose nothing and
+ * say which are new.  Returns how many were.
+ */
+static size_t
+add_window(struct batch *t, const struct segment *s,
+    const struct segment *copy, size_t lo, size_t hi, unsigned char *res)
+{
+	uint32_t *order = t->order;
+	size_t j, left = lo;
+
+	bloom_test_list(copy, t->hash, order + lo, hi - lo, res);
+	for (j = lo; j < hi; j++) {
+		uint32_t k = order[j];
+
+		order[left] = k;
+		left += !res[k];
+		res[k] = 0;
+	}
+	return bloom_add_list(s, t->hash, order + lo, left - lo, res);
+}
+
+/*
  * One pass over segment s: the m keys t->todo lists, window by window in
  * file order, added (setting res[k] as isnew) or tested (res[k] as
  * found).  Returns how many were new, or found.
@@ -382,7 +408,11 @@ sweep(struct batch *t, const struct bloom *b, const struct segment *s,
 				ahead = next;
 			}
 		}
-		if (add)
+		if (add && ooc && t->window != NULL &&
+		    wblocks * BLOCK_BYTES <= t->plan.window &&
+		    read_window(b->fd, s, wblocks, w, t->window, &copy) == 0)
+			count += add_window(t, s, &copy, lo, hi, res);
+		else if (add)
 			count += bloom_add_list(s, t->hash, t->order + lo, hi - lo,
 			    res);
 		else if (ooc && t->window != NULL &&

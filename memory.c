@@ -19,7 +19,7 @@
 
 #define CGROUP_ROOT_V1	"/sys/fs/cgroup/memory"
 #define CGROUP_ROOT_V2	"/sys/fs/cgroup"
-#define BATCH_SHARE	3	/* a batch takes budget * 3/8 */
+#define BATCH_SHARE	4	/* a batch takes budget * 4/8 */
 #define WINDOW_SHARE	32	/* a window takes budget / 32: four
 				 * are in memory at once */
 #define WINDOW_MIN	((uint64_t)4096)
