@@ -18,9 +18,14 @@
  *
  * Out of core, a window's pages are read ahead (MADV_WILLNEED) while the
  * window before is worked on, with no read-around on faults
- * (MADV_RANDOM), and two windows later they are written back if dirty
- * and dropped from the page cache, so the filter's pages in memory stay
- * within a few windows.
+ * (MADV_RANDOM); the window is then read with pread, in one piece, and
+ * its keys are tested against that copy, and only those it does not hold
+ * are added through the mapping.  Two windows later its pages are
+ * written back if dirty and dropped from the page cache, so the filter's
+ * pages in memory stay within a few windows.
+ *
+ * Lines to be written are kept in the batch, or, read from a regular
+ * file, read again from it by offset when they are written.
  */
 #include <sys/mman.h>
 #include <sys/stat.h>
