@@ -25,6 +25,7 @@
 #include "bloom.h"
 #include "hash.h"
 #include "holes.h"
+#include "memory.h"
 #include "segments.h"
 
 #define PAGE_GUESS	4096	/* bytes in a page, for heuristics */
@@ -520,6 +521,26 @@ seg_test_some(const struct segment *s, const uint64_t *hashes,
 		count += found[idx[j]];
 	}
 	return count;
+}
+
+uint64_t
+bloom_block(const struct segment *s, uint64_t h)
+{
+	return mul_high(h, s->whole) - s->lo;
+}
+
+size_t
+bloom_test_list(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *found)
+{
+	return seg_test_some(s, hashes, idx, m, found);
+}
+
+size_t
+bloom_add_list(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *isnew)
+{
+	return seg_add_some(s, hashes, idx, m, isnew);
 }
 
 /* Keeps in idx[0..m) only the keys not found; returns how many. */

@@ -133,6 +133,24 @@ int bloom_test(struct bloom *b, const struct bloom_pretest *p,
     const unsigned char *prefound, const uint64_t *hashes, size_t n,
     unsigned char *found);
 
+/* For sorted batches (batch.c), which visit a segment's keys in the
+ * order of its blocks. */
+
+/* Returns the block of segment s, from its first, that the key with hash
+ * h belongs to: s->info.nblocks or more if another slice holds it. */
+uint64_t bloom_block(const struct segment *s, uint64_t h);
+
+/* Tests the m keys that idx lists (indices into hashes) against segment
+ * s, setting found[idx[j]]; returns how many were found. */
+size_t bloom_test_list(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *found);
+
+/* Adds the m keys that idx lists to segment s in that order, setting
+ * isnew[idx[j]] to 1 if one of its bits was clear, else 0; returns how
+ * many were new to it. */
+size_t bloom_add_list(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *isnew);
+
 /* ORs segment si of src into segment di of b, from block lo of di on
  * (for a slice into its whole filter; 0 otherwise), with atomic ORs so
  * that processes adding to b at once lose nothing.  The caller has

@@ -48,7 +48,7 @@
  * that bad_option can tell them from an unknown letter. */
 enum { OPT_SEED = 256, OPT_SYNC, OPT_JSON, OPT_GROW, OPT_GROWTH,
     OPT_GENERATIONS, OPT_WINDOW, OPT_LIKE, OPT_SLICE, OPT_SLICES,
-    OPT_DRY_RUN, OPT_PROGRESS, OPT_NO_CREATE };
+    OPT_DRY_RUN, OPT_PROGRESS, OPT_NO_CREATE, OPT_MEMORY };
 
 enum command { CMD_CREATE, CMD_ADD, CMD_CHECK, CMD_STATS, CMD_ROTATE,
     CMD_MERGE, CMD_ROUTE, CMD_HELP, NCMD };
@@ -64,10 +64,10 @@ static const char *const synopsis[NCMD] = {
 	"             [--generations count [--window duration]] [--seed n]\n"
 	"             [--dry-run] filter\n"
 	"bloom create --like template [-f] [--slice i/n] filter"),
-	("bloom add [-D | -N] [-z] [-f list [-d delim]] [--no-create]\n"
-	"          [--progress] [--sync] filter [file ...]"),
-	("bloom check [-cqvz] [-f list [-d delim]] [--progress] filter\n"
-	"            [file ...]"),
+	("bloom add [-D | -N] [-z] [-f list [-d delim]] [--memory size]\n"
+	"          [--no-create] [--progress] [--sync] filter [file ...]"),
+	("bloom check [-cqvz] [-f list [-d delim]] [--memory size]\n"
+	"            [--progress] filter [file ...]"),
 	"bloom stats [--json] filter",
 	"bloom rotate filter",
 	"bloom merge filter source ...",
@@ -112,6 +112,8 @@ static const char *const option_help[NCMD] = {
 	"               whole line; missing fields are empty\n"
 	"  -d delim     the field separator, one byte (default TAB)\n"
 	"  -z           lines end with NUL, not newline\n"
+	"  --memory S   bytes bloom may use (K, M, G, T); default: the cgroup\n"
+	"               limit or available memory\n"
 	"  --no-create  fail if the filter does not exist\n"
 	"  --progress   a status line on standard error as it goes\n"
 	"  --sync       write the filter to stable storage before exiting\n"
@@ -124,6 +126,8 @@ static const char *const option_help[NCMD] = {
 	"               whole line; missing fields are empty\n"
 	"  -d delim     the field separator, one byte (default TAB)\n"
 	"  -z           lines end with NUL, not newline\n"
+	"  --memory S   bytes bloom may use (K, M, G, T); default: the cgroup\n"
+	"               limit or available memory\n"
 	"  --progress   a status line on standard error as it goes\n"
 	"SIGUSR1 prints one status line.\n"
 	"Exit status 0 if a line was selected, 1 if none, 2 on error.\n"),
@@ -797,6 +801,11 @@ stream_files(struct engine *job, int nfiles, char **files)
 			    strerror(errno));
 			trouble = 1;
 		}
+		if (e == STREAM_CHANGED) {
+			warnx("%s: changed while it was read",
+			    input_name(files[i]));
+			trouble = 1;
+		}
 		if (e == STREAM_FILTER_ERROR) {
 			warnx("%s: %s", job->filter->path,
 			    bloom_strerror(job->status));
@@ -982,12 +991,25 @@ elsewhere_note(const struct engine *e)
 		    "by slice)", e->filter->path, e->elsewhere);
 }
 
+/* Parses the value of --memory for cmd: a size of at least a page. */
+static uint64_t
+parse_memory(enum command cmd, const char *arg)
+{
+	uint64_t v;
+
+	if (parse_size(arg, &v) == -1 || v < 4096)
+		usage_error((int)cmd, "%s: --memory takes a size of 4K or more "
+		    "(K, M, G or T): '%s'", command_name[cmd], arg);
+	return v;
+}
+
 static int
 cmd_add(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "new", no_argument, NULL, 'N' },
 		{ "dups", no_argument, NULL, 'D' },
+		{ "memory", required_argument, NULL, OPT_MEMORY },
 		{ "sync", no_argument, NULL, OPT_SYNC },
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "no-create", no_argument, NULL, OPT_NO_CREATE },
@@ -1029,6 +1051,9 @@ cmd_add(int argc, char **argv)
 			break;
 		case OPT_NO_CREATE:
 			may_create = 0;
+			break;
+		case OPT_MEMORY:
+			job.memory = parse_memory(CMD_ADD, optarg);
 			break;
 		case 'h':
 			print_help(CMD_ADD);
@@ -1083,6 +1108,7 @@ cmd_check(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
+		{ "memory", required_argument, NULL, OPT_MEMORY },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -1117,6 +1143,9 @@ cmd_check(int argc, char **argv)
 			break;
 		case OPT_PROGRESS:
 			shown = 1;
+			break;
+		case OPT_MEMORY:
+			job.memory = parse_memory(CMD_CHECK, optarg);
 			break;
 		case 'h':
 			print_help(CMD_CHECK);

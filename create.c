@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "create.h"
+#include "memory.h"
 #include "segments.h"
 
 /* Bytes of a hidden temporary name, ".bloom-" 16 hex digits ".tmp". */

@@ -42,6 +42,11 @@ fail:
 void
 engine_free(struct engine *e)
 {
+	if (e->batch != NULL) {
+		batch_free(e->batch);
+		free(e->batch);
+		e->batch = NULL;
+	}
 	if (e->hit == NULL)
 		return;
 	lines_free(&e->reader);
@@ -167,6 +172,116 @@ run_group(struct engine *e, const struct line_group *g)
 	return e->status == BLOOM_OK ? STREAM_DONE : STREAM_FILTER_ERROR;
 }
 
+/*
+ * Chooses, once, between line by line and sorted batches, from the size
+ * of the filter and the memory.  Returns 0, or -1 with errno set.
+ */
+static int
+choose_mode(struct engine *e)
+{
+	struct memory_plan plan;
+
+	if (e->planned)
+		return 0;
+	e->planned = 1;
+	if (e->route != 0)
+		return 0;
+	memory_plan(e->filter->hdr.file_size, e->memory, e->adding, &plan);
+	if (!plan.sorted)
+		return 0;
+	if ((e->batch = malloc(sizeof *e->batch)) == NULL)
+		return -1;
+	if (batch_init(e->batch, &plan, e->emit) == -1) {
+		free(e->batch);
+		e->batch = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Adds or tests the batch and writes its selected lines, as run_group
+ * does for a group; then empties it.
+ */
+static enum stream_end
+run_batch(struct engine *e)
+{
+	struct batch *t = e->batch;
+	unsigned char want = e->invert ? 0 : 1;
+	size_t i, len, done = 0;
+	unsigned events;
+
+	if (t->n == 0)
+		return STREAM_DONE;
+	if (e->adding)
+		e->status = batch_add(t, e->filter, &done);
+	else if ((e->status = batch_test(t, e->filter)) == BLOOM_OK)
+		done = t->n;
+	events = bloom_events(e->filter);
+	if (events != 0 && e->notice != NULL)
+		e->notice(e->filter, events);
+	e->lines += done;
+	for (i = 0; i < done; i++) {
+		e->elsewhere += t->hit[i] == BLOOM_ELSEWHERE;
+		if (t->hit[i] != want)
+			continue;
+		e->selected++;
+		if (e->emit) {
+			const unsigned char *line = batch_line(t, e->filter,
+			    i, &len);
+
+			if (line == NULL) {
+				batch_clear(t);
+				return errno == ESTALE ? STREAM_CHANGED :
+				    STREAM_READ_ERROR;
+			}
+			if (output_line(&e->out, line, len, e->delim) == -1)
+				return STREAM_WRITE_ERROR;
+		}
+	}
+	batch_clear(t);
+	if (e->status != BLOOM_OK)
+		return STREAM_FILTER_ERROR;
+	/* Lines come out a batch at a time: let these go on now. */
+	return engine_flush(e) == -1 ? STREAM_WRITE_ERROR : STREAM_DONE;
+}
+
+/* Streams the lines of the reader through sorted batches. */
+static enum stream_end
+stream_sorted(struct engine *e)
+{
+	const struct line_group *g;
+	enum stream_end end = STREAM_DONE;
+	size_t from;
+
+	for (;;) {
+		g = lines_next(&e->reader);
+		for (from = 0; ; ) {
+			if (batch_take(e->batch, g, &from) == -1) {
+				e->status = BLOOM_ERRNO;
+				return STREAM_FILTER_ERROR;
+			}
+			if (from == g->nlines)
+				break;
+			if ((end = run_batch(e)) != STREAM_DONE)
+				return end;
+			if (e->quiet && e->selected > 0)
+				return STREAM_STOP;
+		}
+		if (g->err == 0 && !g->last)
+			continue;
+		if ((end = run_batch(e)) != STREAM_DONE)
+			return end;
+		if (e->quiet && e->selected > 0)
+			return STREAM_STOP;
+		if (g->err != 0) {
+			errno = g->err;
+			return STREAM_READ_ERROR;
+		}
+		return STREAM_DONE;
+	}
+}
+
 enum stream_end
 engine_stream(struct engine *e, int fd)
 {
@@ -174,8 +289,23 @@ engine_stream(struct engine *e, int fd)
 	enum stream_end end;
 	int err = 0;
 
+	if (choose_mode(e) == -1) {
+		e->status = BLOOM_ERRNO;
+		return STREAM_FILTER_ERROR;
+	}
 	e->nplans = 0;
+	if (e->batch != NULL)
+		batch_source(e->batch, e->fields == NULL ? fd : -1);
 	lines_start(&e->reader, fd, e->filter, NULL);
+	if (e->batch != NULL) {
+		end = stream_sorted(e);
+		err = errno;
+		if (e->batch->n > 0)
+			batch_clear(e->batch);
+		lines_stop(&e->reader);
+		errno = err;
+		return end;
+	}
 	replan(e);
 	for (;;) {
 		/* Before waiting for input, let the lines selected so far

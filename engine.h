@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "batch.h"
 #include "bloom.h"
 #include "lines.h"
 #include "output.h"
@@ -42,6 +43,10 @@ struct engine {
 	void (*tick)(const struct engine *);	/* called after each group
 				 * of lines, if set: cheap, it sees lines
 				 * and bytes */
+	uint64_t memory;	/* bytes it may use (--memory), or 0 to
+				 * find out */
+	int planned;		/* line by line or sorted was chosen */
+	struct batch *batch;	/* sorted batches, or NULL: line by line */
 };
 
 /* How a stream ended. */
@@ -49,6 +54,8 @@ enum stream_end {
 	STREAM_DONE,		/* the input was read to its end */
 	STREAM_STOP,		/* quiet, and a line was selected */
 	STREAM_READ_ERROR,	/* reading failed; errno says why */
+	STREAM_CHANGED,		/* a file read again for its lines no
+				 * longer held them */
 	STREAM_WRITE_ERROR,	/* the output failed; out.err says why */
 	STREAM_FILTER_ERROR	/* the filter failed; status says why */
 };
@@ -58,7 +65,9 @@ enum stream_end {
  * set. */
 int engine_init(struct engine *e);
 
-/* Streams the lines of fd through e->filter, writing the selected ones. */
+/* Streams the lines of fd through e->filter, writing the selected ones:
+ * line by line, or in sorted batches if the filter is big for the memory
+ * (memory_plan), with the same output. */
 enum stream_end engine_stream(struct engine *e, int fd);
 
 /* Writes what is pending.  Returns 0, or -1 if the output failed. */

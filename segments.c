@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "holes.h"
+#include "memory.h"
 #include "segments.h"
 
 #define LOCK_LIST	0	/* byte held to grow or rotate */
@@ -44,15 +45,6 @@
 #else
 #define le64(v)	(v)
 #endif
-
-int
-memory_fits(uint64_t size)
-{
-	long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
-
-	return pages <= 0 || page_size <= 0 ||
-	    size / 2 <= (uint64_t)pages * (uint64_t)page_size;
-}
 
 uint64_t
 counter_read(const uint64_t *counter)

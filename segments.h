@@ -14,11 +14,6 @@
  * the fewest bits per key for a filter grown 32 times with F = 2. */
 #define GROW_RATIO	0.8
 
-/* Returns 1 if size bytes of filter take at most half of the machine's
- * memory; a filter larger than that is left to fault in only what it
- * needs. */
-int memory_fits(uint64_t size);
-
 /* Reads a little-endian counter in the mapped file. */
 uint64_t counter_read(const uint64_t *counter);
 

@@ -204,8 +204,8 @@ bloom: nofile2: No such file or directory' add --new f.bf nofile a nofile2 c
 }
 
 @test "add exits 2 on a usage error, with the message and synopsis" {
-	local synopsis='usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [--no-create]
-                 [--progress] [--sync] filter [file ...]'
+	local synopsis='usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [--memory size]
+                 [--no-create] [--progress] [--sync] filter [file ...]'
 
 	row 2 '' "bloom: add: no filter named
 $synopsis" add </dev/null
@@ -218,8 +218,8 @@ $synopsis" add -x f.bf </dev/null
 }
 
 @test "add names an unknown option letter alone, even among known ones" {
-	local synopsis='usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [--no-create]
-                 [--progress] [--sync] filter [file ...]'
+	local synopsis='usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [--memory size]
+                 [--no-create] [--progress] [--sync] filter [file ...]'
 
 	row 2 '' "bloom: add: unknown option '-x'
 $synopsis" add -xN f.bf </dev/null

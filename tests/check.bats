@@ -91,8 +91,8 @@ abc() {
 }
 
 @test "check exits 2 on a usage error, with the message and synopsis" {
-	local synopsis='usage: bloom check [-cqvz] [-f list [-d delim]] [--progress] filter
-                   [file ...]'
+	local synopsis='usage: bloom check [-cqvz] [-f list [-d delim]] [--memory size]
+                   [--progress] filter [file ...]'
 
 	#   status stdout stderr arguments
 	row 2      ''     "bloom: check: no filter named
@@ -104,8 +104,8 @@ $synopsis" check --new f.bf </dev/null
 }
 
 @test "check names an unknown option letter alone, even among known ones" {
-	local synopsis='usage: bloom check [-cqvz] [-f list [-d delim]] [--progress] filter
-                   [file ...]'
+	local synopsis='usage: bloom check [-cqvz] [-f list [-d delim]] [--memory size]
+                   [--progress] filter [file ...]'
 
 	abc
 	#   status stdout stderr arguments

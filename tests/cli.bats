@@ -11,10 +11,10 @@ usage='usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
                     [--generations count [--window duration]] [--seed n]
                     [--dry-run] filter
        bloom create --like template [-f] [--slice i/n] filter
-       bloom add [-D | -N] [-z] [-f list [-d delim]] [--no-create]
-                 [--progress] [--sync] filter [file ...]
-       bloom check [-cqvz] [-f list [-d delim]] [--progress] filter
-                   [file ...]
+       bloom add [-D | -N] [-z] [-f list [-d delim]] [--memory size]
+                 [--no-create] [--progress] [--sync] filter [file ...]
+       bloom check [-cqvz] [-f list [-d delim]] [--memory size]
+                   [--progress] filter [file ...]
        bloom stats [--json] filter
        bloom rotate filter
        bloom merge filter source ...
@@ -65,10 +65,10 @@ first_line() {
 
 @test "each command's help starts with its synopsis" {
 	#          status  first line                                          arguments
-	first_line 0 'usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [--no-create]' help add
-	first_line 0 'usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [--no-create]' add --help
-	first_line 0 'usage: bloom check [-cqvz] [-f list [-d delim]] [--progress] filter' help check
-	first_line 0 'usage: bloom check [-cqvz] [-f list [-d delim]] [--progress] filter' check --help
+	first_line 0 'usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [--memory size]' help add
+	first_line 0 'usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [--memory size]' add --help
+	first_line 0 'usage: bloom check [-cqvz] [-f list [-d delim]] [--memory size]' help check
+	first_line 0 'usage: bloom check [-cqvz] [-f list [-d delim]] [--memory size]' check --help
 	first_line 0 'usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]' help create
 	first_line 0 'usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]' create --help
 	first_line 0 'usage: bloom stats [--json] filter'                      help stats
@@ -84,8 +84,8 @@ first_line() {
 
 @test "bloom help add is bloom add --help, in full" {
 	run -0 bloom help add
-	[ "$output" = 'usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [--no-create]
-                 [--progress] [--sync] filter [file ...]
+	[ "$output" = 'usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [--memory size]
+                 [--no-create] [--progress] [--sync] filter [file ...]
 
 Add lines to the filter.  A missing filter is created growable, for
 1000000 lines at first and a rate of 0.01, unless --no-create is

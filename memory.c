@@ -1,0 +1,193 @@
+/*
+ * The memory bloom may use, and the plan that follows from it.  A filter
+ * that fits in memory is mapped and worked on line by line, as it always
+ * was.  One that does not, or whose pages, dirtied at random, would pass
+ * the kernel's dirty limits (every page written back again and again), is
+ * worked on in sorted batches (batch.c) that touch each page once.
+ *
+ * The budget is the least of the memory cgroup's limits, from the
+ * process's own cgroup up to the root (cgroup v1 and v2 both), and of
+ * MemAvailable; --memory overrides it.
+ */
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "memory.h"
+
+#define CGROUP_ROOT_V1	"/sys/fs/cgroup/memory"
+#define CGROUP_ROOT_V2	"/sys/fs/cgroup"
+#define BATCH_SHARE	4	/* a batch takes budget * 4/8 */
+#define WINDOW_SHARE	32	/* a window takes budget / 32: four
+				 * are in memory at once */
+#define WINDOW_MIN	((uint64_t)4096)
+#define WINDOW_MAX	((uint64_t)64 << 20)
+#define BATCH_MAX	((uint64_t)1 << 30)	/* bytes of a batch, at most */
+
+int
+memory_fits(uint64_t size)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+
+	return pages <= 0 || page_size <= 0 ||
+	    size / 2 <= (uint64_t)pages * (uint64_t)page_size;
+}
+
+/* Reads the first number in file path into *v; "max" is UINT64_MAX.
+ * Returns 0, or -1 if there is none. */
+static int
+read_number(const char *path, uint64_t *v)
+{
+	char buf[64];
+	FILE *fp = fopen(path, "re");
+	int ok;
+
+	if (fp == NULL)
+		return -1;
+	ok = fgets(buf, sizeof buf, fp) != NULL;
+	fclose(fp);
+	if (!ok)
+		return -1;
+	if (strncmp(buf, "max", 3) == 0) {
+		*v = UINT64_MAX;
+		return 0;
+	}
+	return sscanf(buf, "%" SCNu64, v) == 1 ? 0 : -1;
+}
+
+/* Lowers *least to the limit in file name of cgroup dir under root and
+ * of each of its ancestors. */
+static void
+cgroup_limit(const char *root, const char *dir, const char *name,
+    uint64_t *least)
+{
+	char path[PATH_MAX], *slash;
+	uint64_t v;
+
+	if ((size_t)snprintf(path, sizeof path, "%s%s", root, dir) >=
+	    sizeof path)
+		return;
+	for (;;) {
+		size_t len = strlen(path);
+
+		if ((size_t)snprintf(path + len, sizeof path - len, "/%s",
+		    name) < sizeof path - len && read_number(path, &v) == 0 &&
+		    v < *least)
+			*least = v;
+		path[len] = '\0';
+		if (len <= strlen(root) || (slash = strrchr(path, '/')) ==
+		    NULL)
+			break;
+		*slash = '\0';
+	}
+}
+
+/* Lowers *least to the memory limits of the cgroups this process is in,
+ * as /proc/self/cgroup names them: "N:memory:/path" for v1 (the
+ * controller may share its line), "0::/path" for v2. */
+static void
+cgroup_limits(uint64_t *least)
+{
+	char line[PATH_MAX + 64], *ctl, *dir;
+	FILE *fp = fopen("/proc/self/cgroup", "re");
+
+	if (fp == NULL)
+		return;
+	while (fgets(line, sizeof line, fp) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		if ((ctl = strchr(line, ':')) == NULL ||
+		    (dir = strchr(ctl + 1, ':')) == NULL)
+			continue;
+		*dir++ = '\0';
+		ctl++;
+		if (*ctl == '\0')
+			cgroup_limit(CGROUP_ROOT_V2, dir, "memory.max", least);
+		else if (strcmp(ctl, "memory") == 0 ||
+		    strstr(ctl, "memory,") != NULL ||
+		    strstr(ctl, ",memory") != NULL)
+			cgroup_limit(CGROUP_ROOT_V1, dir,
+			    "memory.limit_in_bytes", least);
+	}
+	fclose(fp);
+}
+
+/* Returns MemAvailable in bytes, or UINT64_MAX if unknown. */
+static uint64_t
+mem_available(void)
+{
+	char line[128];
+	uint64_t kib, v = UINT64_MAX;
+	FILE *fp = fopen("/proc/meminfo", "re");
+
+	if (fp == NULL)
+		return v;
+	while (fgets(line, sizeof line, fp) != NULL)
+		if (sscanf(line, "MemAvailable: %" SCNu64, &kib) == 1 &&
+		    kib < UINT64_MAX / 1024) {
+			v = kib * 1024;
+			break;
+		}
+	fclose(fp);
+	return v;
+}
+
+uint64_t
+memory_budget(void)
+{
+	uint64_t least = mem_available();
+
+	cgroup_limits(&least);
+	return least;
+}
+
+/* Returns the dirty threshold given as bytes in file bytes, or as a
+ * percentage of available memory in file ratio. */
+static uint64_t
+dirty_threshold(const char *bytes, const char *ratio, uint64_t available)
+{
+	uint64_t v;
+
+	if (read_number(bytes, &v) == 0 && v > 0)
+		return v;
+	if (read_number(ratio, &v) == 0 && v <= 100)
+		return available / 100 * v;
+	return UINT64_MAX;
+}
+
+uint64_t
+memory_dirty_limit(void)
+{
+	uint64_t available = mem_available(), background, limit;
+
+	if (available == UINT64_MAX)
+		return UINT64_MAX;
+	background = dirty_threshold("/proc/sys/vm/dirty_background_bytes",
+	    "/proc/sys/vm/dirty_background_ratio", available);
+	limit = dirty_threshold("/proc/sys/vm/dirty_bytes",
+	    "/proc/sys/vm/dirty_ratio", available);
+	if (background == UINT64_MAX || limit == UINT64_MAX)
+		return UINT64_MAX;
+	return background / 2 + limit / 2;
+}
+
+void
+memory_plan(uint64_t filter_bytes, uint64_t budget, int adding,
+    struct memory_plan *p)
+{
+	uint64_t w;
+
+	memset(p, 0, sizeof *p);
+	p->budget = budget != 0 ? budget : memory_budget();
+	p->out_of_core = filter_bytes > p->budget / 2;
+	p->sorted = p->out_of_core ||
+	    (adding && filter_bytes > memory_dirty_limit());
+	p->batch_bytes = p->budget / 8 * BATCH_SHARE;
+	if (p->batch_bytes > BATCH_MAX)
+		p->batch_bytes = BATCH_MAX;
+	for (w = WINDOW_MIN; w < WINDOW_MAX && w * 2 <= p->budget /
+	    WINDOW_SHARE; w *= 2)
+		;
+	p->window = w;
+}

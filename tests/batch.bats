@@ -1,0 +1,226 @@
+#!/usr/bin/env bats
+# Sorted batches: add and check with a --memory too small for the filter
+# work in batches sorted by block, and must write the same output, exit
+# with the same status and leave the same filter as line by line.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+# 3000 lines, 1300 distinct, repeats near and far apart.
+input() {
+	awk 'BEGIN { for (i = 1; i <= 3000; i++) print "u" (i * i) % 1300 "/x" }'
+}
+
+# same FILTER ARGS...: runs `bloom ARGS` with FILTER line by line on a copy
+# and with --memory 4K (batches of a few dozen lines) on another copy, and
+# asserts that status, stdout, stderr and the two filters are the same.
+# The input, if any, is in the file "in" and read as standard input when
+# no file is named.  ARGS has the word FILTER where the filter goes.
+same() {
+	local filter=$1 a b
+	shift
+	cp "$filter" line.bf
+	cp "$filter" sorted.bf
+	a=("${@/#FILTER/line.bf}")
+	b=("${@/#FILTER/sorted.bf}")
+	run --separate-stderr bloom "${a[@]}" <in
+	local want_status=$status want_out=$output want_err=${stderr//line.bf/F}
+	run --separate-stderr bloom "${b[0]}" --memory 4K "${b[@]:1}" <in
+	echo "line by line: status $want_status, ${#want_out} bytes out"
+	echo "sorted:       status $status, ${#output} bytes out"
+	[ "$status" -eq "$want_status" ]
+	[ "$output" = "$want_out" ]
+	[ "${stderr//sorted.bf/F}" = "$want_err" ]
+	cmp line.bf sorted.bf
+}
+
+@test "batch: add and add --new from a file and a pipe, as line by line" {
+	bloom create --seed 3 -n 2000 -p 0.01 f.bf
+	input >in
+	same f.bf add FILTER
+	same f.bf add FILTER in
+	same f.bf add --new FILTER
+	same f.bf add --new FILTER in
+	same f.bf add -N FILTER - in -
+	# What add --new wrote is the first occurrence of each line.
+	run -0 bloom add --new --memory 4K f.bf in
+	[ "$output" = "$(awk '!seen[$0]++' in)" ]
+}
+
+# The lines of a regular file are read again by offset to be written;
+# those of a pipe are kept in memory.  Both give what line by line gives.
+@test "batch: lines re-read from a file or kept from a pipe, as line by line" {
+	bloom create --seed 3 -n 2000 -p 0.01 f.bf
+	input >in
+	printf 'no newline at the end' >>in
+	awk '!seen[$0]++' in >want
+	cp f.bf g.bf
+	cp f.bf h.bf
+	run -0 bloom add --new --memory 4K f.bf in
+	[ "$output" = "$(cat want)" ]
+	run -0 bloom add --new --memory 4K g.bf <in
+	[ "$output" = "$(cat want)" ]
+	run -0 bash -c 'cat in | bloom add --new --memory 4K h.bf'
+	[ "$output" = "$(cat want)" ]
+	cmp f.bf g.bf
+	cmp f.bf h.bf
+	# Not in f.bf: the line without a newline, read back from a file and
+	# from a pipe.
+	printf 'a\nno newline at the end\nb' >in2
+	row 0 $'a\nb' '' check -v --memory 4K f.bf in2
+	run -0 bash -c 'cat in2 | bloom check -v --memory 4K f.bf'
+	[ "$output" = $'a\nb' ]
+}
+
+@test "batch: a file read from where its descriptor is, not from its start" {
+	bloom create --seed 3 -n 2000 -p 0.01 f.bf
+	input >in
+	cp f.bf g.bf
+	# head leaves a seekable input just after the lines it read.
+	{ head -n 1000 >/dev/null; bloom add --new --memory 4K f.bf >out; } <in
+	tail -n +1001 in | bloom add --new g.bf >want
+	cmp out want
+	[ -s out ]
+	cmp f.bf g.bf
+}
+
+@test "batch: a file rewritten while it is read is told, not trusted" {
+	bloom create --seed 3 -n 2000000 -p 0.01 f.bf
+	keys 600000 a >in
+	keys 600000 b >other
+	[ "$(wc -c <in)" -eq "$(wc -c <other)" ]
+	# After the first line out, in holds other lines at the same offsets.
+	run --separate-stderr bash -c 'bloom add --new --memory 4K f.bf in |
+	    { head -n 1; dd if=other of=in conv=notrunc status=none
+	      cat >/dev/null; }'
+	[ "$output" = a1 ]
+	[ "$stderr" = "bloom: in: changed while it was read" ]
+}
+
+@test "batch: a line repeated inside a batch is new only once" {
+	bloom create --seed 3 -n 2000 -p 0.001 f.bf
+	printf 'a\nb\na\na\nc\nb\n' >in
+	run -0 bloom add --new --memory 4K f.bf <in
+	[ "$output" = $'a\nb\nc' ]
+	[ "$(stats_field inserted f.bf)" = 3 ]
+}
+
+@test "batch: check, check -v, -c and -q on a filled filter, as line by line" {
+	bloom create --seed 5 -n 2000 -p 0.05 f.bf
+	input | head -n 1500 | bloom add f.bf
+	input >in
+	keys 3000 u >>in
+	same f.bf check FILTER
+	same f.bf check FILTER in
+	same f.bf check -v FILTER
+	same f.bf check -v FILTER - in
+	same f.bf check -c FILTER in
+	same f.bf check -cv FILTER
+	same f.bf check -q FILTER
+	keys 10 nothing >in
+	same f.bf check FILTER
+	same f.bf check -c FILTER
+}
+
+@test "batch: -z, NUL-terminated lines with newlines inside" {
+	bloom create --seed 9 -n 2000 -p 0.01 f.bf
+	input | tr '\n' '\0' | sed 's/u1/u\n1/g' >in
+	same f.bf add -z --new FILTER
+	cp sorted.bf g.bf
+	same g.bf check -z FILTER in
+	same g.bf check -zv FILTER
+	same g.bf check -zc FILTER
+}
+
+@test "batch: a line longer than the whole batch" {
+	bloom create --seed 9 -n 2000 -p 0.01 f.bf
+	{ input | head -n 100; head -c 20000 /dev/zero | tr '\0' x; echo
+	  input | head -n 200; } >in
+	same f.bf add --new FILTER
+	cp sorted.bf g.bf
+	same g.bf check FILTER
+}
+
+@test "batch: a growable filter of three segments, as line by line" {
+	bloom create --seed 11 --grow -n 500 -p 0.01 f.bf
+	keys 2000 old- | bloom add f.bf
+	[ "$(stats_field segments f.bf)" = 3 ]
+	# Fewer new lines than the newest segment has room for: both modes
+	# add the same chunks to the same segment.
+	{ keys 800 old-; keys 300 new- | sed p; keys 300 new-; } >in
+	same f.bf add --new FILTER
+	cp line.bf g.bf
+	same g.bf check FILTER
+	same g.bf check -v FILTER
+	same g.bf check -c FILTER
+}
+
+@test "batch: a growable filter grows in sorted batches, and keeps every line" {
+	bloom create --seed 11 --grow -n 500 -p 0.001 f.bf
+	keys 5000 >in
+	run -0 bloom add --new --memory 4K f.bf in
+	[ "${#lines[@]}" -ge 4990 ]
+	[ "$(stats_field segments f.bf)" -ge 4 ]
+	row 1 '' '' check -v --memory 4K f.bf in
+	row 1 '' '' check -v f.bf in
+}
+
+@test "batch: a window of generations, across a rotation, as line by line" {
+	bloom create --seed 13 --generations 3 -n 3000 -p 0.01 f.bf
+	keys 1000 gen1- | bloom add f.bf
+	bloom rotate f.bf
+	keys 1000 gen2- | bloom add f.bf
+	{ keys 500 gen1-; keys 500 gen2-; keys 500 gen3- | sed p; } >in
+	same f.bf add --new FILTER
+	cp line.bf g.bf
+	same g.bf check -v FILTER
+}
+
+@test "batch: a slice passes over other slices' lines, as line by line" {
+	bloom create --seed 17 --slices 4 -n 4000 -p 0.01 whole.bf
+	bloom create --like whole.bf --slice 1/4 s.bf
+	keys 2000 >in
+	same s.bf add --new FILTER
+	cp line.bf g.bf
+	same g.bf check FILTER in
+}
+
+@test "batch: concurrent sorted adds lose nothing" {
+	bloom create --seed 19 -n 40000 -p 0.001 f.bf
+	keys 20000 a >a
+	keys 20000 b >b
+	bloom add --memory 8K f.bf a &
+	bloom add --memory 8K f.bf b &
+	bloom add f.bf b &
+	wait
+	row 1 '' '' check -v f.bf a b
+}
+
+@test "batch: kill -9 keeps every line add --new printed" {
+	bloom create --seed 23 -n 400000 -p 0.001 f.bf
+	keys 300000 >in
+	bloom add --new --memory 16K f.bf in >out &
+	pid=$!
+	for _ in $(seq 200); do
+		[ "$(wc -c <out)" -gt 100000 ] && break
+		sleep 0.01
+	done
+	kill -9 "$pid"
+	wait "$pid" || true
+	# The last line may have been cut short by the kill.
+	head -n -1 out >printed
+	[ "$(wc -l <printed)" -gt 1000 ]
+	row 1 '' '' check -v f.bf printed
+}
+
+@test "batch: --memory takes a size of a page or more" {
+	bloom create -n 100 f.bf
+	run -2 bloom add --memory 0 f.bf
+	[ "${lines[0]}" = "bloom: add: --memory takes a size of 4K or more (K, M, G or T): '0'" ]
+	run -2 bloom check --memory 2X f.bf
+	[ "${lines[0]}" = "bloom: check: --memory takes a size of 4K or more (K, M, G or T): '2X'" ]
+	run -2 bloom check --memory 99999999999999999999 f.bf
+	[ "${lines[0]}" = "bloom: check: --memory takes a size of 4K or more (K, M, G or T): '99999999999999999999'" ]
+	printf 'x\n' | row 0 '' '' add --memory=1G f.bf
+	printf 'x\n' | row 0 x '' check --memory 4k f.bf
+}
