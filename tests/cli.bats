@@ -96,6 +96,8 @@ given or BLOOM_NO_CREATE is set to 1.
                whole line; missing fields are empty
   -d delim     the field separator, one byte (default TAB)
   -z           lines end with NUL, not newline
+  --memory S   bytes bloom may use (K, M, G, T); default: the cgroup
+               limit or available memory
   --no-create  fail if the filter does not exist
   --progress   a status line on standard error as it goes
   --sync       write the filter to stable storage before exiting

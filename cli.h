@@ -1,0 +1,95 @@
+/* cli.h: what the files of the command line share: cli.c (main, usage,
+ * messages, exit codes), cli_create.c (create), cli_stream.c (add, check,
+ * route) and cli_filter.c (stats, rotate, merge).  These are the only
+ * files that print messages or exit. */
+#ifndef BLOOM_CLI_H
+#define BLOOM_CLI_H
+
+#include <getopt.h>
+#include <stdint.h>
+
+#include "bloom.h"
+#include "create.h"
+
+#ifndef BLOOM_VERSION_STRING
+#define BLOOM_VERSION_STRING "unknown"
+#endif
+
+#define DEFAULT_CAPACITY	1000000
+#define DEFAULT_FPR		0.01
+#define MAX_DERIVED_FPR		0.5	/* -s with -n: the most we accept */
+#define DEFAULT_GROWTH		2.0	/* --grow: capacity factor */
+
+/* Exit statuses, as grep(1) has them. */
+#define EXIT_SELECTED	0
+#define EXIT_NONE	1
+#define EXIT_TROUBLE	2
+
+/* getopt_long values of the options that have no letter: not chars, so
+ * that bad_option can tell them from an unknown letter. */
+enum { OPT_SEED = 256, OPT_SYNC, OPT_JSON, OPT_GROW, OPT_GROWTH,
+    OPT_GENERATIONS, OPT_WINDOW, OPT_LIKE, OPT_SLICE, OPT_SLICES,
+    OPT_DRY_RUN, OPT_PROGRESS, OPT_NO_CREATE, OPT_MEMORY };
+
+enum command { CMD_CREATE, CMD_ADD, CMD_CHECK, CMD_STATS, CMD_ROTATE,
+    CMD_MERGE, CMD_ROUTE, CMD_HELP, NCMD };
+
+/* The name of each command, and of the program, for messages. */
+extern const char *const command_name[NCMD];
+extern const char *progname;
+
+/* Writes "bloom: " and the message, its values quoted, to stderr. */
+void warnx(const char *fmt, ...);
+
+/* Writes the message as warnx and exits with status. */
+_Noreturn void errx(int status, const char *fmt, ...);
+
+/* Writes the message and the synopsis of cmd (all of them if cmd is -1)
+ * and exits 2. */
+_Noreturn void usage_error(int cmd, const char *fmt, ...);
+
+/* Reports the option getopt_long returned ch (':' or '?') for, as a usage
+ * error. */
+_Noreturn void bad_option(enum command cmd, int ch, char **argv,
+    const char *shortopts, const struct option *longopts);
+
+/* Writes the synopsis and option help of cmd to stdout. */
+void print_help(enum command cmd);
+
+/* Flushes stdout; returns status, or 2 if the output failed. */
+int finish(int status);
+
+/* Reports a failure of the filter at path with status s. */
+void filter_error(const char *path, int s, const struct bloom_header *h);
+
+/* Refuses a filter that is also the standard output; returns 0, or -1
+ * after saying so. */
+int not_own_output(const struct bloom *b, const char *path);
+
+/* Returns a random 64-bit seed, or exits 2. */
+uint64_t random_seed(void);
+
+/* Returns the time now, in ms since 1970. */
+uint64_t now_ms(void);
+
+/* Tell that an open or a create -f has waited a second for a lock. */
+void tell_open_waits(const char *path);
+void tell_create_waits(const char *path);
+
+/* Arms the SIGBUS handler with a message naming path, a filter open for
+ * writing if writable. */
+void guard_mapping(const char *path, int writable);
+
+/* Tells of what an add did to the filter that its user should know. */
+void notice(struct bloom *b, unsigned events);
+
+/* The commands: each parses its options and returns an exit status. */
+int cmd_create(int argc, char **argv);
+int cmd_add(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_route(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_rotate(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+
+#endif

@@ -1,0 +1,372 @@
+/*
+ * bloom create: options, sizing a fixed filter, --like and slices,
+ * --dry-run and the free-space check, and the messages of each.
+ */
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+
+#include "cli.h"
+#include "engine.h"
+#include "fields.h"
+#include "merge.h"
+#include "params.h"
+#include "parse.h"
+#include "progress.h"
+#include "quote.h"
+#include "stats.h"
+
+/* Sizes a fixed filter's array, or fails with a message; returns 0 or
+ * -1. */
+static int
+solve_fixed(const char *path, struct params *p, enum solve_for what)
+{
+	if (params_solve(p, what) == -1) {
+		if (errno == EFBIG)
+			warnx("%s: a filter for %" PRIu64 " items at fpr %g "
+			    "would exceed %" PRIu64 " TiB", path, p->capacity,
+			    p->target_fpr, NBLOCKS_MAX * BLOCK_BYTES >> 40);
+		else if (what == SOLVE_FPR)
+			warnx("%s: %" PRIu64 " items would fill %" PRIu64
+			    " bytes completely", path, p->capacity,
+			    p->nblocks * BLOCK_BYTES);
+		else
+			warnx("%s: %" PRIu64 " bytes cannot hold one item at "
+			    "fpr %g", path, p->nblocks * BLOCK_BYTES,
+			    p->target_fpr);
+		return -1;
+	}
+	/* A filter that passes most absent keys is not worth a file. */
+	if (what == SOLVE_FPR && p->target_fpr > MAX_DERIVED_FPR) {
+		warnx("%s: %" PRIu64 " items in %" PRIu64 " bytes would give "
+		    "a false-positive rate of %.3g; give a larger -s or a "
+		    "smaller -n", path, p->capacity, p->nblocks * BLOCK_BYTES,
+		    p->target_fpr);
+		return -1;
+	}
+	return 0;
+}
+
+/* Creates path for spec, or fails with a message; returns 0 or -1. */
+static int
+create_filter(const char *path, struct bloom_spec *spec, int force)
+{
+	int s;
+
+	spec->created_ms = now_ms();
+	spec->on_wait = tell_create_waits;
+	s = bloom_create(path, spec, force);
+	if (s == BLOOM_OK)
+		return 0;
+	if (s == BLOOM_ERRNO && errno == EEXIST)
+		warnx("%s: file exists (use -f to replace it)", path);
+	else if (s == BLOOM_ENOTREG || s == BLOOM_ESHORT || s == BLOOM_EMAGIC)
+		warnx("%s: will not replace: %s; create -f replaces only bloom "
+		    "filters", path, bloom_strerror(s));
+	else if (s == BLOOM_ETOOBIG)
+		warnx("%s: a filter for %" PRIu64 " items at fpr %g would "
+		    "exceed %" PRIu64 " TiB", path, spec->first.capacity,
+		    spec->first.target_fpr, NBLOCKS_MAX * BLOCK_BYTES >> 40);
+	else
+		warnx("%s: cannot create: %s", path, bloom_strerror(s));
+	return -1;
+}
+
+/* Parses i/n, 0 <= i < n. */
+static int
+parse_slice(const char *s, uint32_t *slice, uint32_t *slices)
+{
+	char buf[64], *slash;
+	uint64_t i, n;
+
+	if (strlen(s) >= sizeof buf)
+		return -1;
+	strcpy(buf, s);
+	if ((slash = strchr(buf, '/')) == NULL)
+		return -1;
+	*slash = '\0';
+	if (parse_u64(buf, 0, &i) == -1 || parse_u64(slash + 1, 0, &n) == -1 ||
+	    n == 0 || i >= n || n > UINT32_MAX)
+		return -1;
+	*slice = (uint32_t)i;
+	*slices = (uint32_t)n;
+	return 0;
+}
+
+/* Creates path like the filter at template; returns an exit status. */
+static int
+create_like(const char *path, const char *template, uint32_t slice,
+    uint32_t slices, int force)
+{
+	struct bloom tmpl;
+	struct bloom_header h;
+	int s;
+
+	s = bloom_open(&tmpl, template, 0, tell_open_waits);
+	if (s != BLOOM_OK) {
+		filter_error(template, s, &tmpl.hdr);
+		return EXIT_TROUBLE;
+	}
+	s = bloom_refresh(&tmpl);
+	if (s == BLOOM_OK)
+		s = bloom_plan_like(&tmpl, slice, slices, &h);
+	bloom_close(&tmpl);
+	if (s != BLOOM_OK) {
+		warnx("%s: cannot make a filter like it: %s", template,
+		    bloom_strerror(s));
+		return EXIT_TROUBLE;
+	}
+	s = bloom_create_header(path, &h, force, tell_create_waits);
+	if (s == BLOOM_ERRNO && errno == EEXIST) {
+		warnx("%s: file exists (use -f to replace it)", path);
+		return EXIT_TROUBLE;
+	}
+	if (s != BLOOM_OK) {
+		warnx("%s: cannot create: %s", path, bloom_strerror(s));
+		return EXIT_TROUBLE;
+	}
+	return 0;
+}
+
+/*
+ * Prints what create would make of spec if dry_run; else refuses a filter
+ * larger than the free space where it would go, before anything is
+ * allocated.  Returns 1 if done (a dry run), 0 to go on, or -1.
+ */
+static int
+check_plan(const char *path, const struct bloom_spec *spec, int dry_run)
+{
+	static struct bloom_header h;
+	char need[32], have[32];
+	uint64_t free_bytes;
+	int s;
+
+	if ((s = bloom_plan(spec, &h)) != BLOOM_OK) {
+		if (!dry_run)
+			return 0;	/* create_filter says why */
+		warnx("%s: %s", path, bloom_strerror(s));
+		return -1;
+	}
+	if (dry_run) {
+		stats_print_plan(stdout, path, &h);
+		return 1;
+	}
+	if (bloom_free_space(path, &free_bytes) == 0 &&
+	    h.file_size > free_bytes) {
+		warnx("%s: needs %" PRIu64 " bytes (%s) but its file system "
+		    "has %" PRIu64 " bytes (%s) free", path, h.file_size,
+		    stats_human(need, sizeof need, (double)h.file_size),
+		    free_bytes, stats_human(have, sizeof have,
+		    (double)free_bytes));
+		return -1;
+	}
+	return 0;
+}
+
+int
+cmd_create(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "seed", required_argument, NULL, OPT_SEED },
+		{ "grow", no_argument, NULL, OPT_GROW },
+		{ "growth", required_argument, NULL, OPT_GROWTH },
+		{ "generations", required_argument, NULL, OPT_GENERATIONS },
+		{ "window", required_argument, NULL, OPT_WINDOW },
+		{ "like", required_argument, NULL, OPT_LIKE },
+		{ "slice", required_argument, NULL, OPT_SLICE },
+		{ "slices", required_argument, NULL, OPT_SLICES },
+		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static const char shortopts[] = ":fhk:n:p:s:";
+	struct bloom_spec spec;
+	struct params *p = &spec.first;
+	uint64_t v, size = 0;
+	int ch, force = 0, have_n = 0, have_p = 0, have_s = 0, have_seed = 0;
+	int have_growth = 0, sizing = 0, dry_run = 0, s;
+	enum solve_for what;
+	const char *like = NULL;
+	uint32_t slice = 0, slices = 0, cut = 0;
+	const char *why;
+	char *end;
+
+	memset(&spec, 0, sizeof spec);
+	spec.mode = MODE_FIXED;
+	spec.growth = DEFAULT_GROWTH;
+	p->capacity = DEFAULT_CAPACITY;
+	p->target_fpr = DEFAULT_FPR;
+	while ((ch = getopt_long(argc, argv, shortopts, longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'f':
+			force = 1;
+			break;
+		case 'k':
+			if (parse_u64(optarg, 0, &v) == -1 || v == 0 ||
+			    v > HASHES_MAX)
+				usage_error(CMD_CREATE, "create: -k takes a "
+				    "number of hashes from 1 to %d, not '%s'",
+				    HASHES_MAX, optarg);
+			p->hashes = (unsigned)v;
+			break;
+		case 'n':
+			if (parse_u64(optarg, 0, &p->capacity) == -1 ||
+			    p->capacity == 0)
+				usage_error(CMD_CREATE, "create: -n takes a "
+				    "positive whole number, not '%s'", optarg);
+			have_n = 1;
+			break;
+		case 'p':
+			if (parse_fpr(optarg, &p->target_fpr, &why) == -1)
+				usage_error(CMD_CREATE, "create: -p takes a "
+				    "rate between 0 and 1, not '%s'%s", optarg,
+				    why);
+			have_p = 1;
+			break;
+		case 's':
+			if (parse_size(optarg, &size) == -1 ||
+			    size < BLOCK_BYTES ||
+			    size / BLOCK_BYTES > NBLOCKS_MAX)
+				usage_error(CMD_CREATE, "create: -s takes a "
+				    "size from 64 bytes to %" PRIu64 "T, such "
+				    "as 64M, not '%s'",
+				    NBLOCKS_MAX * BLOCK_BYTES >> 40, optarg);
+			have_s = 1;
+			break;
+		case OPT_SEED:
+			if (parse_u64(optarg, 1, &spec.seed) == -1)
+				usage_error(CMD_CREATE, "create: --seed takes "
+				    "a 64-bit number, not '%s'", optarg);
+			have_seed = 1;
+			break;
+		case OPT_GROW:
+			if (spec.mode == MODE_WINDOW)
+				usage_error(CMD_CREATE, "create: --grow and "
+				    "--generations do not go together");
+			spec.mode = MODE_GROW;
+			break;
+		case OPT_GROWTH:
+			errno = 0;
+			spec.growth = strtod(optarg, &end);
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    !(spec.growth >= GROWTH_MIN &&
+			    spec.growth <= GROWTH_MAX))
+				usage_error(CMD_CREATE, "create: --growth takes "
+				    "a factor from %g to %g, not '%s'",
+				    GROWTH_MIN, GROWTH_MAX, optarg);
+			have_growth = 1;
+			break;
+		case OPT_GENERATIONS:
+			if (spec.mode == MODE_GROW)
+				usage_error(CMD_CREATE, "create: --grow and "
+				    "--generations do not go together");
+			if (parse_u64(optarg, 0, &v) == -1 || v < 2 ||
+			    v > SEGMENTS_MAX)
+				usage_error(CMD_CREATE, "create: --generations "
+				    "takes a count from 2 to %d, not '%s'",
+				    SEGMENTS_MAX, optarg);
+			spec.mode = MODE_WINDOW;
+			spec.generations = (unsigned)v;
+			break;
+		case OPT_WINDOW:
+			if (parse_duration(optarg, &spec.window_ms) == -1)
+				usage_error(CMD_CREATE, "create: --window takes "
+				    "a duration such as 90s, 30m, 12h, 7d or "
+				    "2w, not '%s'", optarg);
+			break;
+		case OPT_LIKE:
+			like = optarg;
+			break;
+		case OPT_SLICE:
+			if (parse_slice(optarg, &slice, &slices) == -1)
+				usage_error(CMD_CREATE, "create: --slice takes "
+				    "i/n with 0 <= i < n, such as 0/4, not "
+				    "'%s'", optarg);
+			break;
+		case OPT_SLICES:
+			if (parse_u64(optarg, 0, &v) == -1 || v == 0 ||
+			    v > NBLOCKS_MAX)
+				usage_error(CMD_CREATE, "create: --slices takes "
+				    "a positive whole number, not '%s'", optarg);
+			cut = (uint32_t)(v > UINT32_MAX ? UINT32_MAX : v);
+			break;
+		case OPT_DRY_RUN:
+			dry_run = 1;
+			break;
+		case 'h':
+			print_help(CMD_CREATE);
+			return finish(0);
+		default:
+			bad_option(CMD_CREATE, ch, argv, shortopts, longopts);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc != 1)
+		usage_error(CMD_CREATE, argc == 0 ? "create: no filter named" :
+		    "create: one filter at a time");
+	sizing = have_n || have_p || have_s || have_seed || have_growth ||
+	    p->hashes != 0 || spec.mode != MODE_FIXED || spec.window_ms != 0 ||
+	    cut != 0;
+	if (like != NULL && sizing)
+		usage_error(CMD_CREATE, "create: --like takes everything from "
+		    "the template: no -n, -p, -s, -k, --seed, --slices, "
+		    "--grow or --generations");
+	if (slices != 0 && like == NULL)
+		usage_error(CMD_CREATE, "create: --slice needs --like");
+	if (like != NULL)
+		return finish(create_like(argv[0], like, slice, slices, force));
+	if (cut != 0 && spec.mode != MODE_FIXED)
+		usage_error(CMD_CREATE, "create: --slices is for fixed filters");
+	if (have_growth && spec.mode != MODE_GROW)
+		usage_error(CMD_CREATE, "create: --growth needs --grow");
+	if (spec.window_ms != 0 && spec.mode != MODE_WINDOW)
+		usage_error(CMD_CREATE, "create: --window needs --generations");
+	if (spec.mode != MODE_FIXED && (have_s || p->hashes != 0))
+		usage_error(CMD_CREATE, "create: -s and -k are for fixed "
+		    "filters: a %s filter sizes each segment from -n and -p",
+		    spec.mode == MODE_GROW ? "growable" : "windowed");
+	if (have_n && have_p && have_s)
+		usage_error(CMD_CREATE, "create: give at most two of -n, -p "
+		    "and -s");
+	if (!have_seed)
+		spec.seed = random_seed();
+	if (spec.mode == MODE_FIXED) {
+		what = SOLVE_SIZE;
+		if (have_s) {
+			p->nblocks = size / BLOCK_BYTES;
+			what = have_n ? SOLVE_FPR : SOLVE_CAPACITY;
+		}
+		if (solve_fixed(argv[0], p, what) == -1)
+			return finish(EXIT_TROUBLE);
+		/* More blocks only lower the rate. */
+		if (cut != 0 && p->nblocks % cut != 0)
+			p->nblocks += cut - p->nblocks % cut;
+		if (cut != 0 && p->nblocks > NBLOCKS_MAX) {
+			warnx("%s: %" PRIu32 " slices would pass %" PRIu64
+			    " TiB", argv[0], cut,
+			    NBLOCKS_MAX * BLOCK_BYTES >> 40);
+			return finish(EXIT_TROUBLE);
+		}
+	}
+	if ((s = check_plan(argv[0], &spec, dry_run)) != 0)
+		return finish(s == 1 ? 0 : EXIT_TROUBLE);
+	if (create_filter(argv[0], &spec, force) == -1)
+		return finish(EXIT_TROUBLE);
+	return finish(0);
+}
+
