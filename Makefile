@@ -89,8 +89,8 @@ tests/fuzz/header: tests/fuzz/header.c format.c hash.c params.c $(HDR)
 # long lines; and the parsers of option values.
 FUZZFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -pthread $(CPPFLAGS) -I.
-FUZZ_LINES_SRC = tests/fuzz/lines.c lines.c bloom.c segments.c holes.c \
-	format.c params.c hash.c
+FUZZ_LINES_SRC = tests/fuzz/lines.c lines.c fields.c bloom.c segments.c memory.c \
+	holes.c format.c params.c hash.c
 
 tests/fuzz/lines: $(FUZZ_LINES_SRC) $(HDR)
 	$(FUZZCC) $(FUZZFLAGS) -DREAD_SIZE=64 -o $@ $(FUZZ_LINES_SRC) -lm
