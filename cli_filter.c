@@ -114,7 +114,7 @@ cmd_rotate(int argc, char **argv)
 	if (filter.hdr.mode != MODE_WINDOW) {
 		warnx("%s: cannot rotate: a %s filter has no generations "
 		    "(make one with create --generations)", argv[0],
-		    stats_mode_name(filter.hdr.mode));
+		    filter.hdr.mode == MODE_GROW ? "growable" : "fixed");
 		bloom_close(&filter);
 		return finish(EXIT_TROUBLE);
 	}

@@ -169,7 +169,7 @@ json() {
 	bloom create -n 1000 f.bf
 	row 2 "" "bloom: f.bf: cannot rotate: a fixed filter has no generations (make one with create --generations)" rotate f.bf
 	bloom create --grow -n 1000 g.bf
-	row 2 "" "bloom: g.bf: cannot rotate: a grow filter has no generations (make one with create --generations)" rotate g.bf
+	row 2 "" "bloom: g.bf: cannot rotate: a growable filter has no generations (make one with create --generations)" rotate g.bf
 	row 2 "" "bloom: rotate: no filter named
 usage: bloom rotate filter" rotate
 }
