@@ -452,20 +452,6 @@ sweep(struct batch *t, const struct bloom *b, const struct segment *s,
 	return count;
 }
 
-/* Keeps in todo[0..m) only the keys res has not marked; returns how
- * many. */
-static size_t
-keep_missing(uint32_t *todo, size_t m, const unsigned char *res)
-{
-	size_t j, left = 0;
-
-	for (j = 0; j < m; j++) {
-		todo[left] = todo[j];
-		left += !res[todo[j]];
-	}
-	return left;
-}
-
 /* Lists in t->todo the keys from pos to pos + m that slice s holds,
  * marking the others BLOOM_ELSEWHERE in res; returns how many it holds. */
 static size_t
@@ -514,7 +500,7 @@ batch_test(struct batch *t, struct bloom *b)
 	 * found in the first pass, and not visited again. */
 	for (li = 0; li < b->nlive && m > 0; li++) {
 		sweep(t, b, &b->seg[b->live[li]], m, 0, t->hit);
-		m = keep_missing(t->todo, m, t->hit);
+		m = bloom_keep_missing(t->todo, m, t->hit);
 	}
 	return BLOOM_OK;
 }
@@ -542,7 +528,7 @@ add_range(struct batch *t, struct bloom *b, size_t pos, size_t m)
 		if (b->live[li] == b->target)
 			continue;
 		sweep(t, b, &b->seg[b->live[li]], left, 0, t->found);
-		left = keep_missing(t->todo, left, t->found);
+		left = bloom_keep_missing(t->todo, left, t->found);
 	}
 	if (b->hdr.mode == MODE_GROW) {
 		memset(isnew + pos, 0, m);

@@ -359,8 +359,7 @@ in_slice(const struct segment *s, const uint64_t *hashes, size_t n,
 	size_t i, m = 0;
 
 	for (i = 0; i < n; i++) {
-		int in = mul_high(hashes[i], s->whole) - s->lo <
-		    s->info.nblocks;
+		int in = bloom_block(s, hashes[i]) < s->info.nblocks;
 
 		mark[i] = in ? 0 : BLOOM_ELSEWHERE;
 		idx[m] = (uint32_t)i;
@@ -472,10 +471,8 @@ seg_add(const struct segment *s, const uint64_t *hashes, size_t n,
 	return fresh;
 }
 
-/* Adds the m keys idx lists to segment s, setting isnew[idx[j]]; returns
- * how many were new to it. */
-static size_t
-seg_add_some(const struct segment *s, const uint64_t *hashes,
+size_t
+bloom_add_list(const struct segment *s, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *isnew)
 {
 	size_t j, fresh = 0;
@@ -505,10 +502,8 @@ seg_test(const struct segment *s, const uint64_t *hashes, size_t n,
 	}
 }
 
-/* Tests the m keys idx lists against segment s, setting found[idx[j]];
- * returns how many were found. */
-static size_t
-seg_test_some(const struct segment *s, const uint64_t *hashes,
+size_t
+bloom_test_list(const struct segment *s, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *found)
 {
 	size_t j, count = 0;
@@ -530,22 +525,7 @@ bloom_block(const struct segment *s, uint64_t h)
 }
 
 size_t
-bloom_test_list(const struct segment *s, const uint64_t *hashes,
-    const uint32_t *idx, size_t m, unsigned char *found)
-{
-	return seg_test_some(s, hashes, idx, m, found);
-}
-
-size_t
-bloom_add_list(const struct segment *s, const uint64_t *hashes,
-    const uint32_t *idx, size_t m, unsigned char *isnew)
-{
-	return seg_add_some(s, hashes, idx, m, isnew);
-}
-
-/* Keeps in idx[0..m) only the keys not found; returns how many. */
-static size_t
-keep_missing(uint32_t *idx, size_t m, const unsigned char *found)
+bloom_keep_missing(uint32_t *idx, size_t m, const unsigned char *found)
 {
 	size_t j, left = 0;
 
@@ -554,6 +534,29 @@ keep_missing(uint32_t *idx, size_t m, const unsigned char *found)
 		left += !found[idx[j]];
 	}
 	return left;
+}
+
+/*
+ * Tests the keys idx lists (m of them, or all n when m is n and none is
+ * found yet) against the nseg segments in turn, each pass only over the
+ * keys no segment has found yet, with its own prefetching.  Sets found and
+ * leaves in idx the keys found nowhere; returns how many.
+ */
+static size_t
+test_passes(const struct segment *const *seg, unsigned nseg,
+    const uint64_t *hashes, size_t n, uint32_t *idx, size_t m,
+    unsigned char *found)
+{
+	unsigned i;
+
+	for (i = 0; i < nseg && m > 0; i++) {
+		if (m == n)
+			seg_test(seg[i], hashes, n, found);
+		else
+			bloom_test_list(seg[i], hashes, idx, m, found);
+		m = bloom_keep_missing(idx, m, found);
+	}
+	return m;
 }
 
 /*
@@ -569,29 +572,22 @@ static size_t
 test_live(struct bloom *b, const uint64_t *hashes, size_t n,
     unsigned char *found, uint64_t skip, const unsigned char *prefound)
 {
+	const struct segment *seg[SEGMENTS_MAX];
 	uint32_t *idx = b->pending;
 	size_t j, m = n;
-	unsigned li;
+	unsigned li, nseg = 0;
 
 	for (j = 0; j < n; j++)
 		idx[j] = (uint32_t)j;
 	if (prefound != NULL) {
 		memcpy(found, prefound, n);
-		m = keep_missing(idx, n, found);
+		m = bloom_keep_missing(idx, n, found);
 	} else
 		memset(found, 0, n);
-	for (li = 0; li < b->nlive && m > 0; li++) {
-		const struct segment *s = &b->seg[b->live[li]];
-
-		if (skip >> b->live[li] & 1)
-			continue;
-		if (m == n)
-			seg_test(s, hashes, n, found);
-		else
-			seg_test_some(s, hashes, idx, m, found);
-		m = keep_missing(idx, m, found);
-	}
-	return m;
+	for (li = 0; li < b->nlive; li++)
+		if (!(skip >> b->live[li] & 1))
+			seg[nseg++] = &b->seg[b->live[li]];
+	return test_passes(seg, nseg, hashes, n, idx, m, found);
 }
 
 void
@@ -627,21 +623,18 @@ void
 bloom_pretest(const struct bloom_pretest *p, const uint64_t *hashes,
     size_t n, unsigned char *found)
 {
+	const struct segment *seg[PRETEST_MAX];
 	uint32_t idx[BLOOM_CHUNK];
-	size_t j, m = n;
+	size_t j;
 	unsigned i;
 
 	if (n > BLOOM_CHUNK)
 		return;
 	for (j = 0; j < n; j++)
 		idx[j] = (uint32_t)j;
-	for (i = 0; i < p->nseg && m > 0; i++) {
-		if (m == n)
-			seg_test(&p->seg[i], hashes, n, found);
-		else
-			seg_test_some(&p->seg[i], hashes, idx, m, found);
-		m = keep_missing(idx, m, found);
-	}
+	for (i = 0; i < p->nseg; i++)
+		seg[i] = &p->seg[i];
+	test_passes(seg, p->nseg, hashes, n, idx, n, found);
 }
 
 int
@@ -662,7 +655,7 @@ bloom_test(struct bloom *b, const struct bloom_pretest *p,
 			size_t k = in_slice(sg, hashes + pos, m, b->pending,
 			    found + pos);
 
-			seg_test_some(sg, hashes + pos, b->pending, k,
+			bloom_test_list(sg, hashes + pos, b->pending, k,
 			    found + pos);
 		} else if (b->nlive == 1 && prefound == NULL)
 			seg_test(&b->seg[b->live[0]], hashes + pos, m,
@@ -691,7 +684,7 @@ add_some(struct bloom *b, const struct bloom_pretest *p,
 	size_t j, left, fresh;
 
 	if (b->hdr.slices != 0)
-		return seg_add_some(t, hashes, b->pending, in_slice(t, hashes,
+		return bloom_add_list(t, hashes, b->pending, in_slice(t, hashes,
 		    n, b->pending, isnew), isnew);
 	if (b->nlive == 1 && prefound == NULL)
 		return seg_add(t, hashes, n, isnew);
@@ -700,7 +693,7 @@ add_some(struct bloom *b, const struct bloom_pretest *p,
 	left = test_live(b, hashes, n, b->found, skip, prefound);
 	if (b->hdr.mode == MODE_GROW) {
 		memset(isnew, 0, n);
-		return seg_add_some(t, hashes, b->pending, left, isnew);
+		return bloom_add_list(t, hashes, b->pending, left, isnew);
 	}
 	fresh = seg_add(t, hashes, n, isnew);
 	for (j = 0; j < n; j++)

@@ -145,6 +145,11 @@ uint64_t bloom_block(const struct segment *s, uint64_t h);
 size_t bloom_test_list(const struct segment *s, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *found);
 
+/* Keeps in idx[0..m) only the keys that found does not mark; returns how
+ * many. */
+size_t bloom_keep_missing(uint32_t *idx, size_t m,
+    const unsigned char *found);
+
 /* Adds the m keys that idx lists to segment s in that order, setting
  * isnew[idx[j]] to 1 if one of its bits was clear, else 0; returns how
  * many were new to it. */
