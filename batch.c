@@ -16,13 +16,14 @@
  * concurrent writers lose nothing, and all of a batch's bits are set
  * before any of its lines is written.
  *
- * Out of core, a window's pages are read ahead (MADV_WILLNEED) while the
- * window before is worked on, with no read-around on faults
- * (MADV_RANDOM); the window is then read with pread, in one piece, and
- * its keys are tested against that copy, and only those it does not hold
- * are added through the mapping.  Two windows later its pages are
- * written back if dirty and dropped from the page cache, so the filter's
- * pages in memory stay within a few windows.
+ * Out of core, a helper thread (iothread.c) reads the next window with
+ * pread, in one piece, while this one is worked on; the keys are tested
+ * against that copy, and only those it does not hold are set, through
+ * the mapping (with no read-around on faults: MADV_RANDOM).  The window
+ * is then unmapped and its write-back started, and two windows later
+ * waited for and the pages dropped from the page cache, so that the
+ * filter's pages in memory stay within a few windows and the disk reads
+ * and writes at once.
  *
  * Lines to be written are kept in the batch, or, read from a regular
  * file, read again from it by offset when they are written.
@@ -37,6 +38,7 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "iothread.h"
 #include "segments.h"
 
 #define KEYS_MAX	((size_t)1 << 26)	/* keys in a batch, at most */
@@ -44,6 +46,9 @@
 #define BEHIND		2	/* windows kept after they are worked on */
 #define PAGE		4096	/* alignment of advice */
 #define REREAD		((size_t)1 << 20)	/* bytes read back at once */
+#define POPULATE_PER	8	/* a window's pages are mapped writable at
+				 * once when it has a key to set for every
+				 * POPULATE_PER of them */
 
 int
 batch_init(struct batch *t, const struct memory_plan *p, int keep_lines)
@@ -71,11 +76,16 @@ batch_init(struct batch *t, const struct memory_plan *p, int keep_lines)
 		t->text_cap = (size_t)p->batch_bytes;
 		t->text = malloc(t->text_cap);
 	}
-	if (p->out_of_core)
-		t->window = malloc((size_t)p->window);
+	/* Out of core, two windows' buffers: one read while the other is
+	 * worked on. */
+	if (p->out_of_core) {
+		t->window[0] = malloc((size_t)p->window);
+		t->window[1] = malloc((size_t)p->window);
+	}
 	if (t->hash == NULL || t->hit == NULL || t->found == NULL ||
 	    t->todo == NULL || t->order == NULL || t->start == NULL ||
-	    (keep_lines && (t->end == NULL || t->text == NULL))) {
+	    (keep_lines && (t->end == NULL || t->text == NULL)) ||
+	    (p->out_of_core && (t->window[0] == NULL || t->window[1] == NULL))) {
 		batch_free(t);
 		errno = ENOMEM;
 		return -1;
@@ -95,7 +105,8 @@ batch_free(struct batch *t)
 	free(t->end);
 	free(t->text);
 	free(t->back);
-	free(t->window);
+	free(t->window[0]);
+	free(t->window[1]);
 	memset(t, 0, sizeof *t);
 	t->fd = -1;
 }
@@ -238,16 +249,10 @@ batch_line(struct batch *t, const struct bloom *b, size_t i, size_t *len)
 
 /* Where window w of segment s is, page-aligned: in the mapping and in
  * the file. */
-struct range {
-	unsigned char *addr;
-	off_t off;
-	size_t len;
-};
-
-static struct range
+static struct io_range
 window_range(const struct segment *s, uint64_t wbytes, uint64_t w)
 {
-	struct range r;
+	struct io_range r;
 	uint64_t from = w * wbytes, size = s->info.nblocks * BLOCK_BYTES;
 	uint64_t to = size - from < wbytes ? size : from + wbytes;
 	uint64_t skew = (s->info.offset + from) % PAGE;
@@ -258,17 +263,20 @@ window_range(const struct segment *s, uint64_t wbytes, uint64_t w)
 	return r;
 }
 
-/* Lets window r go: writes it back if it was written to, waiting for
- * that, and drops it from this mapping and from the page cache. */
-static void
-release(int fd, struct range r, int written)
+/* Where the blocks of window w of segment s are in the file, exactly:
+ * what is read into a buffer. */
+static struct io_range
+window_blocks(const struct segment *s, uint64_t wblocks, uint64_t w)
 {
-	if (written)
-		sync_file_range(fd, r.off, (off_t)r.len,
-		    SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
-		    SYNC_FILE_RANGE_WAIT_AFTER);
-	madvise(r.addr, r.len, MADV_DONTNEED);
-	posix_fadvise(fd, r.off, (off_t)r.len, POSIX_FADV_DONTNEED);
+	struct io_range r;
+	uint64_t first = w * wblocks, n = s->info.nblocks - first;
+
+	if (n > wblocks)
+		n = wblocks;
+	r.addr = s->bits + first * BLOCK_BYTES;
+	r.off = (off_t)(s->info.offset + first * BLOCK_BYTES);
+	r.len = (size_t)(n * BLOCK_BYTES);
+	return r;
 }
 
 /*
@@ -303,48 +311,26 @@ sort_by_window(struct batch *t, const struct segment *s, size_t m,
 	return nwin;
 }
 
-/*
- * Reads window w of segment s into buf with pread, and makes copy a
- * segment whose bits are buf for the keys of that window: tests read a
- * filter that does not fit in large sequential reads, with no page fault
- * per page.  Returns 0, or -1 if the read failed (then the mapping is
- * used).
- */
-static int
-read_window(int fd, const struct segment *s, uint64_t wblocks, uint64_t w,
-    unsigned char *buf, struct segment *copy)
+/* The first window after w that has keys, or nwin. */
+static uint64_t
+next_window(const struct batch *t, uint64_t w, uint64_t nwin)
 {
-	uint64_t first = w * wblocks, n = s->info.nblocks - first;
-	size_t len, done = 0;
-	ssize_t got;
-
-	if (n > wblocks)
-		n = wblocks;
-	len = (size_t)(n * BLOCK_BYTES);
-	while (done < len) {
-		got = pread(fd, buf + done, len - done,
-		    (off_t)(s->info.offset + first * BLOCK_BYTES + done));
-		if (got <= 0)
-			return -1;
-		done += (size_t)got;
-	}
-	*copy = *s;
-	copy->bits = buf;
-	copy->lo = s->lo + first;
-	return 0;
+	for (w++; w < nwin && t->start[w] == t->start[w + 1]; w++)
+		;
+	return w;
 }
 
 /*
- * Adds the keys order[lo..hi) of one window to segment s, whose window
- * copy has just read with pread: that read brought its pages into the
- * page cache in one sequential piece, and the keys copy already holds are
- * not new and write nothing.  The others are set in the shared mapping
- * with atomic ORs, as ever, so that concurrent writers lose nothing and
- * say which are new.  Returns how many were.
+ * Adds the keys order[lo..hi) of window r to segment s, whose bits
+ * copy holds as read: the keys copy already holds are not new and write
+ * nothing.  The others are set in the shared mapping with atomic ORs, as
+ * ever, so that concurrent writers lose nothing and say which are new.
+ * Returns how many were.
  */
 static size_t
 add_window(struct batch *t, const struct segment *s,
-    const struct segment *copy, size_t lo, size_t hi, unsigned char *res)
+    const struct segment *copy, struct io_range r, size_t lo, size_t hi,
+    unsigned char *res)
 {
 	uint32_t *order = t->order;
 	size_t j, left = lo;
@@ -357,88 +343,108 @@ add_window(struct batch *t, const struct segment *s,
 		left += !res[k];
 		res[k] = 0;
 	}
+#ifdef MADV_POPULATE_WRITE
+	/* Set one page at a time, a page first read through the mapping
+	 * costs a write fault of its own, and the kernel dirties the whole
+	 * of its (large) folio for each: when many keys are to be set, the
+	 * window's pages are mapped writable at once instead. */
+	if (left > lo && left - lo >= r.len / PAGE / POPULATE_PER)
+		madvise(r.addr, r.len, MADV_POPULATE_WRITE);
+#endif
 	return bloom_add_list(s, t->hash, order + lo, left - lo, res);
+}
+
+/* Works on the keys order[lo..hi) of window r of s: added (res[k] as
+ * isnew) or tested (res[k] as found), the window's bits read from copy
+ * if it is not NULL.  Returns how many were new, or found. */
+static size_t
+work(struct batch *t, const struct segment *s, const struct segment *copy,
+    struct io_range r, size_t lo, size_t hi, int add, unsigned char *res)
+{
+	if (add && copy != NULL)
+		return add_window(t, s, copy, r, lo, hi, res);
+	if (add)
+		return bloom_add_list(s, t->hash, t->order + lo, hi - lo, res);
+	return bloom_test_list(copy != NULL ? copy : s, t->hash,
+	    t->order + lo, hi - lo, res);
 }
 
 /*
  * One pass over segment s: the m keys t->todo lists, window by window in
  * file order, added (setting res[k] as isnew) or tested (res[k] as
  * found).  Returns how many were new, or found.
+ *
+ * Out of core, the I/O thread reads each window into one of two buffers
+ * while the window before is worked on; its keys are tested against that
+ * copy, and only the ones it does not hold are set, through the mapping.
+ * Each window worked on is then written back, and, BEHIND windows later,
+ * dropped, so that the filter's pages in memory stay within a few
+ * windows.
  */
 static size_t
 sweep(struct batch *t, const struct bloom *b, const struct segment *s,
     size_t m, int add, unsigned char *res)
 {
 	uint64_t wblocks = t->plan.window / BLOCK_BYTES, nwin, w, next;
-	uint64_t ahead = UINT64_MAX;	/* the window read ahead */
-	uint64_t behind[BEHIND];
+	uint64_t behind[BEHIND], ticket = 0;
 	struct segment copy;
-	size_t count = 0, nbehind = 0, lo, hi;
-	int ooc = t->plan.out_of_core;
+	struct iothread io;
+	struct io_range all, r;
+	size_t count = 0, nbehind = 0, cur = 0;
+	int buffered;
 
 	if (m == 0)
 		return 0;
 	while ((s->info.nblocks + wblocks - 1) / wblocks > WINDOWS_MAX)
 		wblocks *= 2;
 	nwin = sort_by_window(t, s, m, wblocks);
-	if (ooc) {
-		struct range all = window_range(s, s->info.nblocks *
-		    BLOCK_BYTES, 0);
-
-		madvise(all.addr, all.len, MADV_RANDOM);
-#ifdef MADV_NOHUGEPAGE
-		madvise(all.addr, all.len, MADV_NOHUGEPAGE);
-#endif
+	if (!t->plan.out_of_core) {
+		for (w = 0; w < nwin; w++)
+			count += work(t, s, NULL, window_range(s, wblocks *
+			    BLOCK_BYTES, w), (size_t)t->start[w],
+			    (size_t)t->start[w + 1], add, res);
+		return count;
 	}
-	for (w = 0; w < nwin; w++) {
-		lo = (size_t)t->start[w];
-		hi = (size_t)t->start[w + 1];
-		if (lo == hi)
-			continue;
-		if (ooc) {
-			struct range r;
+	/* A segment of more than WINDOWS_MAX windows of the buffers' size
+	 * is read through the mapping, in order. */
+	buffered = wblocks * BLOCK_BYTES <= t->plan.window;
+	all = window_range(s, s->info.nblocks * BLOCK_BYTES, 0);
+	madvise(all.addr, all.len, buffered ? MADV_RANDOM : MADV_SEQUENTIAL);
+#ifdef MADV_NOHUGEPAGE
+	madvise(all.addr, all.len, MADV_NOHUGEPAGE);
+#endif
+	io_start(&io, b->fd);
+	w = next_window(t, UINT64_MAX, nwin);
+	if (buffered && w < nwin)
+		ticket = io_read(&io, window_blocks(s, wblocks, w),
+		    t->window[cur]);
+	for (; w < nwin; w = next) {
+		const struct segment *from = NULL;
 
-			/* Read this window if nothing did yet, and the next
-			 * one with keys while this one is worked on. */
-			if (ahead != w) {
-				r = window_range(s, wblocks * BLOCK_BYTES, w);
-				madvise(r.addr, r.len, MADV_WILLNEED);
-			}
-			for (next = w + 1; next < nwin &&
-			    t->start[next] == t->start[next + 1]; next++)
-				;
-			if (next < nwin) {
-				r = window_range(s, wblocks * BLOCK_BYTES, next);
-				madvise(r.addr, r.len, MADV_WILLNEED);
-				ahead = next;
-			}
+		next = next_window(t, w, nwin);
+		if (buffered && io_wait(&io, ticket) == 0) {
+			copy = *s;
+			copy.bits = t->window[cur];
+			copy.lo = s->lo + w * wblocks;
+			from = &copy;
 		}
-		if (add && ooc && t->window != NULL &&
-		    wblocks * BLOCK_BYTES <= t->plan.window &&
-		    read_window(b->fd, s, wblocks, w, t->window, &copy) == 0)
-			count += add_window(t, s, &copy, lo, hi, res);
-		else if (add)
-			count += bloom_add_list(s, t->hash, t->order + lo, hi - lo,
-			    res);
-		else if (ooc && t->window != NULL &&
-		    wblocks * BLOCK_BYTES <= t->plan.window &&
-		    read_window(b->fd, s, wblocks, w, t->window, &copy) == 0)
-			count += bloom_test_list(&copy, t->hash, t->order + lo,
-			    hi - lo, res);
-		else
-			count += bloom_test_list(s, t->hash, t->order + lo,
-			    hi - lo, res);
-		if (!ooc)
-			continue;
+		if (buffered && next < nwin)
+			ticket = io_read(&io, window_blocks(s, wblocks, next),
+			    t->window[!cur]);
+		r = window_range(s, wblocks * BLOCK_BYTES, w);
+		count += work(t, s, from, r, (size_t)t->start[w],
+		    (size_t)t->start[w + 1], add, res);
+		cur = !cur;
 		if (add) {
-			struct range r = window_range(s, wblocks * BLOCK_BYTES,
-			    w);
-
-			sync_file_range(b->fd, r.off, (off_t)r.len,
-			    SYNC_FILE_RANGE_WRITE);
+			/* Unmapped here, in one go, the pages are written
+			 * back with no write-protecting of each one, nor a
+			 * TLB flush on this CPU for each from the I/O
+			 * thread's.  They stay dirty in the page cache. */
+			madvise(r.addr, r.len, MADV_DONTNEED);
+			io_write(&io, r);
 		}
 		if (nbehind == BEHIND) {
-			release(b->fd, window_range(s, wblocks * BLOCK_BYTES,
+			io_release(&io, window_range(s, wblocks * BLOCK_BYTES,
 			    behind[0]), add);
 			memmove(behind, behind + 1, sizeof behind[0] *
 			    (BEHIND - 1));
@@ -447,8 +453,9 @@ sweep(struct batch *t, const struct bloom *b, const struct segment *s,
 		behind[nbehind++] = w;
 	}
 	while (nbehind > 0)
-		release(b->fd, window_range(s, wblocks * BLOCK_BYTES,
+		io_release(&io, window_range(s, wblocks * BLOCK_BYTES,
 		    behind[--nbehind]), add);
+	io_stop(&io);
 	return count;
 }
 

@@ -38,7 +38,7 @@ struct batch {
 	size_t back_cap;	/* size of back */
 	uint64_t back_off;	/* offset of back's first byte */
 	size_t back_len;	/* bytes of back read */
-	unsigned char *window;	/* out of core: a window read with pread */
+	unsigned char *window[2];	/* out of core: windows read with pread */
 };
 
 /* Sets t up for plan p, keeping the lines if keep_lines.  Returns 0, or

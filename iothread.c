@@ -1,0 +1,195 @@
+/*
+ * The I/O of a sorted batch out of core, on a thread of its own.  A pass
+ * over a filter bigger than memory reads it window by window, and, for
+ * an add, writes back every page it set bits in and drops it, so that
+ * the pages in memory stay within a few windows.  Done on the thread that
+ * tests and sets the bits, the reads, the submission of the writes and
+ * the dropping take turns with the work and with each other, and the
+ * disk, which reads and writes at once, sits half idle.  Here a helper
+ * thread does them, in the order they are queued, while the caller works
+ * on the window it has: the next window is read into a second buffer,
+ * and the one before is written back.
+ *
+ * The caller never touches a range it has queued a job on until that job
+ * is done; the bits themselves are set by the caller, through the shared
+ * mapping, with atomic ORs as ever.
+ */
+#include <sys/mman.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "iothread.h"
+
+/* Reads r.len bytes at r.off into buf; returns 0, or -1. */
+static int
+read_range(int fd, struct io_range r, unsigned char *buf)
+{
+	size_t done = 0;
+	ssize_t got;
+
+	while (done < r.len) {
+		got = pread(fd, buf + done, r.len - done,
+		    r.off + (off_t)done);
+		if (got == -1 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return -1;
+		done += (size_t)got;
+	}
+	return 0;
+}
+
+/* Does job j; returns 0, or -1 if it was a read that failed. */
+static int
+run(int fd, const struct io_job *j)
+{
+	switch (j->op) {
+	case IO_READ:
+		return read_range(fd, j->r, j->buf);
+	case IO_WRITE:
+		sync_file_range(fd, j->r.off, (off_t)j->r.len,
+		    SYNC_FILE_RANGE_WRITE);
+		return 0;
+	default:
+		if (j->written)
+			sync_file_range(fd, j->r.off, (off_t)j->r.len,
+			    SYNC_FILE_RANGE_WAIT_BEFORE |
+			    SYNC_FILE_RANGE_WRITE |
+			    SYNC_FILE_RANGE_WAIT_AFTER);
+		madvise(j->r.addr, j->r.len, MADV_DONTNEED);
+		posix_fadvise(fd, j->r.off, (off_t)j->r.len,
+		    POSIX_FADV_DONTNEED);
+		return 0;
+	}
+}
+
+static void *
+loop(void *arg)
+{
+	struct iothread *io = arg;
+	struct io_job j;
+	int failed;
+
+	pthread_mutex_lock(&io->lock);
+	for (;;) {
+		while (io->tail == io->head && !io->stop)
+			pthread_cond_wait(&io->queued, &io->lock);
+		if (io->tail == io->head)
+			break;
+		j = io->job[io->tail % IO_QUEUE];
+		pthread_mutex_unlock(&io->lock);
+		failed = run(io->fd, &j);
+		pthread_mutex_lock(&io->lock);
+		if (failed)
+			io->failed = io->tail + 1;
+		io->tail++;
+		pthread_cond_broadcast(&io->done);
+	}
+	pthread_mutex_unlock(&io->lock);
+	return NULL;
+}
+
+void
+io_start(struct iothread *io, int fd)
+{
+	memset(io, 0, sizeof *io);
+	io->fd = fd;
+	if (pthread_mutex_init(&io->lock, NULL) != 0)
+		return;
+	if (pthread_cond_init(&io->queued, NULL) != 0)
+		goto no_queued;
+	if (pthread_cond_init(&io->done, NULL) != 0)
+		goto no_done;
+	if (pthread_create(&io->thread, NULL, loop, io) != 0)
+		goto no_thread;
+	io->running = 1;
+	return;
+no_thread:
+	pthread_cond_destroy(&io->done);
+no_done:
+	pthread_cond_destroy(&io->queued);
+no_queued:
+	pthread_mutex_destroy(&io->lock);
+}
+
+/* Queues job j, or does it now if there is no thread; returns its
+ * ticket. */
+static uint64_t
+queue(struct iothread *io, const struct io_job *j)
+{
+	uint64_t ticket;
+
+	if (!io->running) {
+		if (run(io->fd, j))
+			io->failed = io->head + 1;
+		io->tail = ++io->head;
+		return io->head - 1;
+	}
+	pthread_mutex_lock(&io->lock);
+	while (io->head - io->tail == IO_QUEUE)
+		pthread_cond_wait(&io->done, &io->lock);
+	ticket = io->head;
+	io->job[io->head++ % IO_QUEUE] = *j;
+	pthread_cond_signal(&io->queued);
+	pthread_mutex_unlock(&io->lock);
+	return ticket;
+}
+
+uint64_t
+io_read(struct iothread *io, struct io_range r, unsigned char *buf)
+{
+	struct io_job j = { IO_READ, r, buf, 0 };
+
+	return queue(io, &j);
+}
+
+int
+io_wait(struct iothread *io, uint64_t ticket)
+{
+	int failed;
+
+	if (io->running) {
+		pthread_mutex_lock(&io->lock);
+		while (io->tail <= ticket)
+			pthread_cond_wait(&io->done, &io->lock);
+	}
+	failed = io->failed == ticket + 1;
+	if (io->running)
+		pthread_mutex_unlock(&io->lock);
+	return failed ? -1 : 0;
+}
+
+void
+io_write(struct iothread *io, struct io_range r)
+{
+	struct io_job j = { IO_WRITE, r, NULL, 0 };
+
+	queue(io, &j);
+}
+
+void
+io_release(struct iothread *io, struct io_range r, int written)
+{
+	struct io_job j = { IO_RELEASE, r, NULL, written };
+
+	queue(io, &j);
+}
+
+void
+io_stop(struct iothread *io)
+{
+	if (!io->running)
+		return;
+	pthread_mutex_lock(&io->lock);
+	io->stop = 1;
+	pthread_cond_signal(&io->queued);
+	pthread_mutex_unlock(&io->lock);
+	pthread_join(io->thread, NULL);
+	pthread_cond_destroy(&io->done);
+	pthread_cond_destroy(&io->queued);
+	pthread_mutex_destroy(&io->lock);
+	io->running = 0;
+}
