@@ -24,11 +24,12 @@ SANITIZE_OBJ = tests/sanitize.o
 endif
 
 OBJ = cli.o cli_create.o cli_stream.o cli_filter.o parse.o engine.o \
-	batch.o iothread.o memory.o output.o progress.o stats.o merge.o lines.o fields.o \
-	create.o bloom.o segments.o holes.o quote.o format.o params.o hash.o
-HDR = batch.h bloom.h iothread.h cli.h create.h engine.h fields.h format.h hash.h \
-	holes.h lines.h memory.h merge.h output.h params.h parse.h progress.h \
-	quote.h segments.h stats.h
+	batch.o iothread.o memory.o output.o progress.o stats.o merge.o \
+	lines.o fields.o create.o bloom.o segments.o holes.o quote.o \
+	format.o params.o hash.o
+HDR = batch.h bloom.h cli.h create.h engine.h fields.h format.h hash.h \
+	holes.h iothread.h lines.h memory.h merge.h output.h params.h \
+	parse.h progress.h quote.h segments.h stats.h
 TESTBIN = tests/hashsum
 
 all: bloom

@@ -19,8 +19,9 @@
  * Out of core, a helper thread (iothread.c) reads the next window with
  * pread, in one piece, while this one is worked on; the keys are tested
  * against that copy, and only those it does not hold are set, through
- * the mapping (with no read-around on faults: MADV_RANDOM).  The window
- * is then unmapped and its write-back started, and two windows later
+ * the mapping (with no read-around on faults: MADV_RANDOM; a window with
+ * many keys to set is mapped writable in one call).  After an add the
+ * window is unmapped and its write-back started, and two windows later
  * waited for and the pages dropped from the page cache, so that the
  * filter's pages in memory stay within a few windows and the disk reads
  * and writes at once.
@@ -77,15 +78,14 @@ batch_init(struct batch *t, const struct memory_plan *p, int keep_lines)
 		t->text = malloc(t->text_cap);
 	}
 	/* Out of core, two windows' buffers: one read while the other is
-	 * worked on. */
+	 * worked on.  Without them the mapping is read, in order. */
 	if (p->out_of_core) {
 		t->window[0] = malloc((size_t)p->window);
 		t->window[1] = malloc((size_t)p->window);
 	}
 	if (t->hash == NULL || t->hit == NULL || t->found == NULL ||
 	    t->todo == NULL || t->order == NULL || t->start == NULL ||
-	    (keep_lines && (t->end == NULL || t->text == NULL)) ||
-	    (p->out_of_core && (t->window[0] == NULL || t->window[1] == NULL))) {
+	    (keep_lines && (t->end == NULL || t->text == NULL))) {
 		batch_free(t);
 		errno = ENOMEM;
 		return -1;
@@ -354,12 +354,13 @@ add_window(struct batch *t, const struct segment *s,
 	return bloom_add_list(s, t->hash, order + lo, left - lo, res);
 }
 
-/* Works on the keys order[lo..hi) of window r of s: added (res[k] as
+/* Visits the keys order[lo..hi) of window r of s: added (res[k] as
  * isnew) or tested (res[k] as found), the window's bits read from copy
  * if it is not NULL.  Returns how many were new, or found. */
 static size_t
-work(struct batch *t, const struct segment *s, const struct segment *copy,
-    struct io_range r, size_t lo, size_t hi, int add, unsigned char *res)
+visit_window(struct batch *t, const struct segment *s,
+    const struct segment *copy, struct io_range r, size_t lo, size_t hi,
+    int add, unsigned char *res)
 {
 	if (add && copy != NULL)
 		return add_window(t, s, copy, r, lo, hi, res);
@@ -377,8 +378,8 @@ work(struct batch *t, const struct segment *s, const struct segment *copy,
  * Out of core, the I/O thread reads each window into one of two buffers
  * while the window before is worked on; its keys are tested against that
  * copy, and only the ones it does not hold are set, through the mapping.
- * Each window worked on is then written back, and, BEHIND windows later,
- * dropped, so that the filter's pages in memory stay within a few
+ * An add then starts the window's write-back, and BEHIND windows later
+ * it is dropped, so that the filter's pages in memory stay within a few
  * windows.
  */
 static size_t
@@ -390,8 +391,8 @@ sweep(struct batch *t, const struct bloom *b, const struct segment *s,
 	struct segment copy;
 	struct iothread io;
 	struct io_range all, r;
-	size_t count = 0, nbehind = 0, cur = 0;
-	int buffered;
+	size_t count = 0, nbehind = 0;
+	int buffered, cur = 0;	/* the buffer of window w */
 
 	if (m == 0)
 		return 0;
@@ -400,39 +401,44 @@ sweep(struct batch *t, const struct bloom *b, const struct segment *s,
 	nwin = sort_by_window(t, s, m, wblocks);
 	if (!t->plan.out_of_core) {
 		for (w = 0; w < nwin; w++)
-			count += work(t, s, NULL, window_range(s, wblocks *
-			    BLOCK_BYTES, w), (size_t)t->start[w],
+			count += visit_window(t, s, NULL, window_range(s,
+			    wblocks * BLOCK_BYTES, w), (size_t)t->start[w],
 			    (size_t)t->start[w + 1], add, res);
 		return count;
 	}
 	/* A segment of more than WINDOWS_MAX windows of the buffers' size
 	 * is read through the mapping, in order. */
-	buffered = wblocks * BLOCK_BYTES <= t->plan.window;
+	buffered = t->window[0] != NULL && t->window[1] != NULL &&
+	    wblocks * BLOCK_BYTES <= t->plan.window;
 	all = window_range(s, s->info.nblocks * BLOCK_BYTES, 0);
 	madvise(all.addr, all.len, buffered ? MADV_RANDOM : MADV_SEQUENTIAL);
 #ifdef MADV_NOHUGEPAGE
 	madvise(all.addr, all.len, MADV_NOHUGEPAGE);
 #endif
 	io_start(&io, b->fd);
-	w = next_window(t, UINT64_MAX, nwin);
+	w = next_window(t, UINT64_MAX, nwin);	/* the first with keys */
 	if (buffered && w < nwin)
 		ticket = io_read(&io, window_blocks(s, wblocks, w),
 		    t->window[cur]);
 	for (; w < nwin; w = next) {
-		const struct segment *from = NULL;
+		const struct segment *read = NULL;
 
 		next = next_window(t, w, nwin);
 		if (buffered && io_wait(&io, ticket) == 0) {
 			copy = *s;
 			copy.bits = t->window[cur];
 			copy.lo = s->lo + w * wblocks;
-			from = &copy;
+			read = &copy;
 		}
 		if (buffered && next < nwin)
 			ticket = io_read(&io, window_blocks(s, wblocks, next),
 			    t->window[!cur]);
+		else if (next < nwin) {
+			r = window_range(s, wblocks * BLOCK_BYTES, next);
+			madvise(r.addr, r.len, MADV_WILLNEED);
+		}
 		r = window_range(s, wblocks * BLOCK_BYTES, w);
-		count += work(t, s, from, r, (size_t)t->start[w],
+		count += visit_window(t, s, read, r, (size_t)t->start[w],
 		    (size_t)t->start[w + 1], add, res);
 		cur = !cur;
 		if (add) {

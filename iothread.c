@@ -10,14 +10,20 @@
  * on the window it has: the next window is read into a second buffer,
  * and the one before is written back.
  *
- * The caller never touches a range it has queued a job on until that job
- * is done; the bits themselves are set by the caller, through the shared
- * mapping, with atomic ORs as ever.
+ * The caller does not use a buffer it has queued a read into until the
+ * read is done, and works on no window it has queued a write-back or a
+ * release of.  Windows of a version 1 file, whose bits do not start on a
+ * page, may share a page at their ends; the jobs on that page only start
+ * its write-back or drop it from the cache, which leaves its bits as
+ * they are, so at worst the caller waits for a write-back to finish
+ * before it sets a bit there.  The bits themselves are set by the
+ * caller, through the shared mapping, with atomic ORs as ever.
  */
 #include <sys/mman.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -53,7 +59,7 @@ run(int fd, const struct io_job *j)
 		sync_file_range(fd, j->r.off, (off_t)j->r.len,
 		    SYNC_FILE_RANGE_WRITE);
 		return 0;
-	default:
+	case IO_RELEASE:
 		if (j->written)
 			sync_file_range(fd, j->r.off, (off_t)j->r.len,
 			    SYNC_FILE_RANGE_WAIT_BEFORE |
@@ -64,8 +70,11 @@ run(int fd, const struct io_job *j)
 		    POSIX_FADV_DONTNEED);
 		return 0;
 	}
+	return 0;
 }
 
+/* The thread: does the jobs in the order they were queued, until io_stop
+ * and none is left. */
 static void *
 loop(void *arg)
 {
@@ -95,6 +104,8 @@ loop(void *arg)
 void
 io_start(struct iothread *io, int fd)
 {
+	sigset_t all, old;
+
 	memset(io, 0, sizeof *io);
 	io->fd = fd;
 	if (pthread_mutex_init(&io->lock, NULL) != 0)
@@ -103,11 +114,19 @@ io_start(struct iothread *io, int fd)
 		goto no_queued;
 	if (pthread_cond_init(&io->done, NULL) != 0)
 		goto no_done;
-	if (pthread_create(&io->thread, NULL, loop, io) != 0)
-		goto no_thread;
-	io->running = 1;
-	return;
-no_thread:
+	/* The signals that end us go to the caller's thread only, as for
+	 * the line reader's (lines.c); faults stay with the thread that
+	 * causes them. */
+	sigfillset(&all);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGILL);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	io->running = pthread_create(&io->thread, NULL, loop, io) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (io->running)
+		return;
 	pthread_cond_destroy(&io->done);
 no_done:
 	pthread_cond_destroy(&io->queued);

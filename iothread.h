@@ -12,24 +12,25 @@
 
 #define IO_QUEUE	8	/* jobs waiting at most */
 
-enum { IO_READ, IO_WRITE, IO_RELEASE };
+enum io_op { IO_READ, IO_WRITE, IO_RELEASE };
 
-/* A range of the filter file, mapped at addr. */
+/* A range of the filter file, mapped at addr: page-aligned for
+ * io_write and io_release; a read needs only off and len. */
 struct io_range {
-	unsigned char *addr;	/* page-aligned, in the mapping */
-	off_t off;		/* page-aligned, in the file */
-	size_t len;
+	unsigned char *addr;	/* where it is in the mapping */
+	off_t off;		/* where it is in the file */
+	size_t len;		/* its bytes */
 };
 
 struct io_job {
-	int op;			/* IO_READ, IO_WRITE or IO_RELEASE */
+	enum io_op op;
 	struct io_range r;
 	unsigned char *buf;	/* IO_READ: where to */
 	int written;		/* IO_RELEASE: wait for its write-back */
 };
 
 struct iothread {
-	int fd;
+	int fd;			/* the filter file */
 	int running;		/* the thread runs; else jobs run inline */
 	pthread_t thread;
 	pthread_mutex_t lock;
@@ -39,7 +40,7 @@ struct iothread {
 	uint64_t head;		/* jobs queued, ever */
 	uint64_t tail;		/* jobs done, ever */
 	uint64_t failed;	/* the last read that failed, plus one */
-	int stop;
+	int stop;		/* io_stop was called */
 };
 
 /* Starts io for file fd.  If no thread can be started, the jobs are done
