@@ -25,6 +25,7 @@
 #include "engine.h"
 #include "fields.h"
 #include "merge.h"
+#include "output.h"
 #include "params.h"
 #include "parse.h"
 #include "progress.h"
@@ -303,6 +304,42 @@ reserve_std_fds(void)
 		if (fcntl(fd, F_GETFD) == -1 && open("/dev/null",
 		    fd == STDIN_FILENO ? O_WRONLY : O_RDONLY) != fd)
 			exit(EXIT_TROUBLE);
+}
+
+/* The report being gathered for report_close, if any. */
+static char *report_text;
+static size_t report_len;
+
+FILE *
+report_open(void)
+{
+	FILE *fp = open_memstream(&report_text, &report_len);
+
+	return fp != NULL ? fp : stdout;
+}
+
+int
+report_close(FILE *fp)
+{
+	struct output out;
+	int failed;
+
+	if (fp == stdout)
+		return 0;
+	if (fclose(fp) == EOF || output_init(&out, STDOUT_FILENO) == -1) {
+		warnx("%s", strerror(errno));
+		free(report_text);
+		report_text = NULL;
+		return -1;
+	}
+	failed = output_bytes(&out, report_text, report_len) == -1 ||
+	    output_flush(&out) == -1;
+	if (failed && out.err != EPIPE)
+		warnx("write error: %s", strerror(out.err));
+	output_free(&out);
+	free(report_text);
+	report_text = NULL;
+	return failed ? -1 : 0;
 }
 
 int

@@ -60,6 +60,20 @@ solve_fixed(const char *path, struct params *p, enum solve_for what)
 	return 0;
 }
 
+/* Says why path could not be created, status s (not BLOOM_OK). */
+static void
+tell_create_error(const char *path, int s)
+{
+	if (s == BLOOM_ERRNO && errno == EEXIST)
+		warnx("%s: file exists (use -f to replace it)", path);
+	else if (s == BLOOM_ENOTREG || s == BLOOM_ESHORT || s == BLOOM_EMAGIC ||
+	    s == BLOOM_EDANGLING)
+		warnx("%s: will not replace: %s; create -f replaces only bloom "
+		    "filters", path, bloom_strerror(s));
+	else
+		warnx("%s: cannot create: %s", path, bloom_strerror(s));
+}
+
 /* Creates path for spec, or fails with a message; returns 0 or -1. */
 static int
 create_filter(const char *path, struct bloom_spec *spec, int force)
@@ -71,17 +85,12 @@ create_filter(const char *path, struct bloom_spec *spec, int force)
 	s = bloom_create(path, spec, force);
 	if (s == BLOOM_OK)
 		return 0;
-	if (s == BLOOM_ERRNO && errno == EEXIST)
-		warnx("%s: file exists (use -f to replace it)", path);
-	else if (s == BLOOM_ENOTREG || s == BLOOM_ESHORT || s == BLOOM_EMAGIC)
-		warnx("%s: will not replace: %s; create -f replaces only bloom "
-		    "filters", path, bloom_strerror(s));
-	else if (s == BLOOM_ETOOBIG)
+	if (s == BLOOM_ETOOBIG)
 		warnx("%s: a filter for %" PRIu64 " items at fpr %g would "
 		    "exceed %" PRIu64 " TiB", path, spec->first.capacity,
 		    spec->first.target_fpr, NBLOCKS_MAX * BLOCK_BYTES >> 40);
 	else
-		warnx("%s: cannot create: %s", path, bloom_strerror(s));
+		tell_create_error(path, s);
 	return -1;
 }
 
@@ -130,12 +139,8 @@ create_like(const char *path, const char *template, uint32_t slice,
 		return EXIT_TROUBLE;
 	}
 	s = bloom_create_header(path, &h, force, tell_create_waits);
-	if (s == BLOOM_ERRNO && errno == EEXIST) {
-		warnx("%s: file exists (use -f to replace it)", path);
-		return EXIT_TROUBLE;
-	}
 	if (s != BLOOM_OK) {
-		warnx("%s: cannot create: %s", path, bloom_strerror(s));
+		tell_create_error(path, s);
 		return EXIT_TROUBLE;
 	}
 	return 0;
@@ -152,6 +157,7 @@ check_plan(const char *path, const struct bloom_spec *spec, int dry_run)
 	static struct bloom_header h;
 	char need[32], have[32];
 	uint64_t free_bytes;
+	FILE *report;
 	int s;
 
 	if ((s = bloom_plan(spec, &h)) != BLOOM_OK) {
@@ -161,8 +167,9 @@ check_plan(const char *path, const struct bloom_spec *spec, int dry_run)
 		return -1;
 	}
 	if (dry_run) {
-		stats_print_plan(stdout, path, &h);
-		return 1;
+		report = report_open();
+		stats_print_plan(report, path, &h);
+		return report_close(report) == -1 ? -1 : 1;
 	}
 	if (bloom_free_space(path, &free_bytes) == 0 &&
 	    h.file_size > free_bytes) {

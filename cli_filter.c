@@ -40,6 +40,7 @@ cmd_stats(int argc, char **argv)
 	static struct filter_stats st;
 	struct bloom filter;
 	struct stat sb;
+	FILE *report;
 	int ch, s, json = 0;
 
 	while ((ch = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
@@ -72,12 +73,13 @@ cmd_stats(int argc, char **argv)
 	if (fstat(filter.fd, &sb) == -1)
 		sb.st_size = 0;
 	stats_compute(&filter, (uint64_t)sb.st_size, &st);
+	report = report_open();
 	if (json)
-		stats_print_json(stdout, argv[0], &filter, &st);
+		stats_print_json(report, argv[0], &filter, &st);
 	else
-		stats_print_text(stdout, argv[0], &filter, &st);
+		stats_print_text(report, argv[0], &filter, &st);
 	bloom_close(&filter);
-	return finish(0);
+	return finish(report_close(report) == -1 ? EXIT_TROUBLE : 0);
 }
 
 int

@@ -249,7 +249,11 @@ notice(struct bloom *b, unsigned events)
 static void
 elsewhere_note(const struct engine *e)
 {
-	if (e->elsewhere > 0)
+	if (e->elsewhere == 1)
+		warnx("%s: 1 line belongs to other slices of the filter and "
+		    "was passed over (bloom route splits a stream by slice)",
+		    e->filter->path);
+	else if (e->elsewhere > 1)
 		warnx("%s: %" PRIu64 " lines belong to other slices of the "
 		    "filter and were passed over (bloom route splits a stream "
 		    "by slice)", e->filter->path, e->elsewhere);
@@ -454,8 +458,13 @@ cmd_check(int argc, char **argv)
 		output_error(&job.out);
 	if (rc < 0)
 		return finish(EXIT_TROUBLE);
-	if (count_only && !job.quiet)
-		printf("%" PRIu64 "\n", job.selected);
+	if (count_only && !job.quiet) {
+		FILE *report = report_open();
+
+		fprintf(report, "%" PRIu64 "\n", job.selected);
+		if (report_close(report) == -1)
+			return finish(EXIT_TROUBLE);
+	}
 	/* As grep -q: a selected line wins over trouble with other input. */
 	if (job.quiet && job.selected > 0)
 		return finish(EXIT_SELECTED);

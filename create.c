@@ -435,20 +435,25 @@ sync_dir(const struct place *pl)
 }
 
 /* Writes into where the path create -f replaces: path itself, or the file
- * a symbolic link at path leads to. */
+ * a symbolic link at path leads to.  A link to nothing is not written
+ * through (as cp(1) will not): whoever made it chose where the new file
+ * would go.  Returns BLOOM_OK, BLOOM_EDANGLING, or BLOOM_ERRNO. */
 static int
 resolve(const char *path, char *where)
 {
 	struct stat st;
 
-	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
-		return realpath(path, where) == NULL ? -1 : 0;
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+		if (realpath(path, where) != NULL)
+			return BLOOM_OK;
+		return errno == ENOENT ? BLOOM_EDANGLING : BLOOM_ERRNO;
+	}
 	if (strlen(path) >= PATH_MAX) {
 		errno = ENAMETOOLONG;
-		return -1;
+		return BLOOM_ERRNO;
 	}
 	strcpy(where, path);
-	return 0;
+	return BLOOM_OK;
 }
 
 int
@@ -582,9 +587,14 @@ bloom_create_header(const char *path, const struct bloom_header *hp,
 	struct stat old_st;
 	int fd = -1, old = NO_FILE, e, s;
 
-	if ((force ? resolve(path, where) : (strlen(path) < sizeof where ?
-	    (strcpy(where, path), 0) : (errno = ENAMETOOLONG, -1))) == -1)
+	if (force && (s = resolve(path, where)) != BLOOM_OK)
+		return s;
+	if (!force && strlen(path) >= sizeof where) {
+		errno = ENAMETOOLONG;
 		return BLOOM_ERRNO;
+	}
+	if (!force)
+		strcpy(where, path);
 	if (place_open(&pl, where) == -1) {
 		e = errno;
 		if (pl.dir != -1)

@@ -32,7 +32,8 @@ struct bloom_spec {
  * left alone and the call fails with errno EEXIST.  With force it replaces
  * only a filter (BLOOM_ENOTREG, BLOOM_ESHORT or BLOOM_EMAGIC otherwise;
  * errno EISDIR for a directory), keeping its mode and group, and the
- * file a symbolic link leads to rather than the link.  Returns BLOOM_OK, or
+ * file a symbolic link leads to rather than the link (BLOOM_EDANGLING if
+ * it leads to nothing).  Returns BLOOM_OK, or
  * BLOOM_ERRNO with errno set, or the status of a spec that cannot be
  * sized. */
 int bloom_create(const char *path, const struct bloom_spec *spec, int force);

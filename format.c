@@ -228,6 +228,8 @@ bloom_strerror(int s)
 		    "with create --slices)";
 	case BLOOM_ETOOBIG:
 		return "cannot grow: the next segment would pass the size limit";
+	case BLOOM_EDANGLING:
+		return "a symbolic link to a file that does not exist";
 	}
 	return "unknown error";
 }

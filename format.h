@@ -76,7 +76,8 @@ enum bloom_status {
 	BLOOM_ETOOBIG,		/* the next segment would pass the limit */
 	BLOOM_ESLICE,		/* slice fields absurd */
 	BLOOM_ESLICE_MODE,	/* only a whole fixed filter is sliced */
-	BLOOM_ESLICE_DIVIDE	/* the slices do not divide the blocks */
+	BLOOM_ESLICE_DIVIDE,	/* the slices do not divide the blocks */
+	BLOOM_EDANGLING		/* create -f: a symbolic link to nothing */
 };
 
 /* One segment: a blocked bit array and what it was sized for. */

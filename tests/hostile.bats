@@ -82,6 +82,36 @@ signal_mid_write() {
 	cmp out in
 }
 
+# Reports (stats, create --dry-run, check -c's count) into a pipe that is
+# already full and non-blocking: written once the reader drains it, as the
+# selected lines are, where stdio would give up on EAGAIN.
+@test "a report to a full non-blocking standard output is waited for" {
+	bloom create --seed 42 -n 1000 f.bf
+	bloom stats f.bf >stats.want
+	bloom stats --json f.bf >json.want
+	bloom create --dry-run -n 1000 g.bf >plan.want
+	keys 10 >in
+	export -f nonblock
+	for cmd in "stats f.bf" "stats --json f.bf" \
+	    "create --dry-run -n 1000 g.bf" "add f.bf in" "check -c f.bf in"; do
+		run -0 --separate-stderr bash -c '{ head -c 65536 /dev/zero
+		    nonblock 1 bloom '"$cmd"' </dev/null; echo "status $?" >&2; } |
+		    { sleep 0.3; cat >out; }'
+		echo "$cmd: $stderr"
+		[ "$stderr" = "status 0" ]
+		[ "$(head -c 65536 out | tr -d '\0' | wc -c)" -eq 0 ]
+		tail -c +65537 out >report
+		case $cmd in
+		stats\ f.bf) cmp report stats.want ;;
+		stats\ --json*) cmp report json.want ;;
+		create*) cmp report plan.want ;;
+		add*) [ ! -s report ] ;;
+		check*) [ "$(cat report)" = 10 ] ;;
+		esac
+	done
+	[ ! -e g.bf ]
+}
+
 @test "a non-blocking standard input works alike on one processor or two" {
 	{ keys 3000 a; } >want
 	{ keys 3000 b; } >>want
@@ -164,6 +194,29 @@ refuses_to_replace() {
 	truncate -s 100 bad.bf
 	run -0 bloom create -f -n 1000 bad.bf
 	bloom stats bad.bf >/dev/null
+}
+
+# A link to nothing is not written through, as cp(1) will not: the new
+# file would go wherever whoever made the link chose.
+@test "create -f and create -f --like refuse a symbolic link to nothing" {
+	ln -s nothere.bf dangling
+	ln -s nodir/f.bf dangling2
+	refuses_to_replace dangling "a symbolic link to a file that does not exist"
+	refuses_to_replace dangling2 "a symbolic link to a file that does not exist"
+	[ -L dangling ] && [ ! -e nothere.bf ]
+	bloom create -n 1000 t.bf
+	run -2 --separate-stderr bloom create -f --like t.bf dangling
+	[ "$output" = "" ]
+	[ "$stderr" = "bloom: dangling: will not replace: a symbolic link to a file that does not exist; create -f replaces only bloom filters" ]
+	[ ! -e nothere.bf ]
+	# Without -f the link is a file that exists.
+	run -2 --separate-stderr bloom create -n 1000 dangling
+	[ "$stderr" = "bloom: dangling: file exists (use -f to replace it)" ]
+	# create -f --like refuses what create -f refuses, in the same words.
+	echo "my notes" >notes
+	run -2 --separate-stderr bloom create -f --like t.bf notes
+	[ "$stderr" = "bloom: notes: will not replace: not a bloom filter (bad magic); create -f replaces only bloom filters" ]
+	[ "$(cat notes)" = "my notes" ]
 }
 
 @test "create -f keeps the mode and the group of the filter it replaces" {

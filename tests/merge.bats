@@ -201,6 +201,10 @@ usage: bloom merge filter source ..." merge a.bf
 	run -0 --separate-stderr bloom add --new s0.bf in
 	[ "$output" = "$(cat p.0)" ]
 	[ "$stderr" = "bloom: s0.bf: $n1 lines belong to other slices of the filter and were passed over (bloom route splits a stream by slice)" ]
+	head -n 1 p.1 >one
+	run -1 --separate-stderr bloom check s0.bf one
+	[ "$output" = "" ]
+	[ "$stderr" = "bloom: s0.bf: 1 line belongs to other slices of the filter and was passed over (bloom route splits a stream by slice)" ]
 	run -0 --separate-stderr bloom check s0.bf in
 	[ "$output" = "$(cat p.0)" ]
 	run -1 --separate-stderr bloom check -v s0.bf in
