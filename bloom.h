@@ -76,6 +76,11 @@ struct bloom {
 	int prefaulted;		/* all pages were mapped */
 	unsigned events;	/* BLOOM_EV_* not yet taken */
 	double full_fpr;	/* with BLOOM_EV_FULL: the estimated rate */
+	void (*on_lock_wait)(const char *path);	/* unless NULL, called
+				 * once when a wait for another process's
+				 * growth or rotation has lasted a second;
+				 * set by the caller after bloom_open */
+	int lock_wait_told;	/* on_lock_wait was called */
 };
 
 /* Opens and maps the filter at path, for writing if writable, holding a

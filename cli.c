@@ -405,6 +405,15 @@ tell_open_waits(const char *path)
 	    "may read it)", path);
 }
 
+/* Tells that a writer has waited a second for another process to finish
+ * growing or rotating the filter. */
+void
+tell_lock_waits(const char *path)
+{
+	warnx("%s: waiting for a lock: another process is adding a segment to "
+	    "the filter or rotating its generations", path);
+}
+
 /* Tells that create -f has waited a second for the file's users. */
 void
 tell_create_waits(const char *path)

@@ -83,9 +83,11 @@ uint64_t random_seed(void);
 /* Returns the time now, in ms since 1970. */
 uint64_t now_ms(void);
 
-/* Tell that an open or a create -f has waited a second for a lock. */
+/* Tell that an open, a create -f, or a growth or rotation has waited a
+ * second for a lock. */
 void tell_open_waits(const char *path);
 void tell_create_waits(const char *path);
+void tell_lock_waits(const char *path);
 
 /* Arms the SIGBUS handler with a message naming path, a filter open for
  * writing if writable. */

@@ -112,6 +112,7 @@ cmd_rotate(int argc, char **argv)
 		filter_error(argv[0], s, &filter.hdr);
 		return finish(EXIT_TROUBLE);
 	}
+	filter.on_lock_wait = tell_lock_waits;
 	guard_mapping(argv[0], 1);
 	if (filter.hdr.mode != MODE_WINDOW) {
 		warnx("%s: cannot rotate: a %s filter has no generations "
@@ -178,6 +179,7 @@ cmd_merge(int argc, char **argv)
 		filter_error(argv[0], s, &target.hdr);
 		return finish(EXIT_TROUBLE);
 	}
+	target.on_lock_wait = tell_lock_waits;
 	guard_mapping(argv[0], 1);
 	if ((src = calloc((size_t)n, sizeof *src)) == NULL) {
 		warnx("out of memory");

@@ -221,6 +221,7 @@ open_for_add(struct bloom *b, const char *path, int may_create)
 		filter_error(path, s, &b->hdr);
 		return -1;
 	}
+	b->on_lock_wait = tell_lock_waits;
 	return 0;
 }
 

@@ -87,20 +87,40 @@ slot_offset(unsigned i)
 }
 
 /* Takes (type F_RDLCK or F_WRLCK) or drops (F_UNLCK) the lock on byte
- * which of b's file. */
+ * which of b's file.  A lock another process holds is tried for again
+ * every LOCK_TICK_NS for a second; then b->on_lock_wait is told (once per
+ * filter) and the wait goes on in the kernel. */
+#define LOCK_TICK_NS	10000000L	/* 10 ms between tries */
+#define LOCK_TELL_TICKS	100		/* tries before saying so */
+
 static int
 lock_byte(struct bloom *b, short type, off_t which)
 {
+	struct timespec tick = { 0, LOCK_TICK_NS };
 	struct flock fl;
+	unsigned ticks = 0;
+	int cmd = F_OFD_SETLK;
 
 	memset(&fl, 0, sizeof fl);
 	fl.l_type = type;
 	fl.l_whence = SEEK_SET;
 	fl.l_start = which;
 	fl.l_len = 1;
-	while (fcntl(b->fd, F_OFD_SETLKW, &fl) == -1)
-		if (errno != EINTR)
+	while (fcntl(b->fd, cmd, &fl) == -1) {
+		if (errno == EINTR)
+			continue;
+		if (cmd == F_OFD_SETLKW || (errno != EAGAIN && errno != EACCES))
 			return -1;
+		if (++ticks < LOCK_TELL_TICKS) {
+			nanosleep(&tick, NULL);
+			continue;
+		}
+		if (b->on_lock_wait != NULL && !b->lock_wait_told) {
+			b->lock_wait_told = 1;
+			b->on_lock_wait(b->path);
+		}
+		cmd = F_OFD_SETLKW;
+	}
 	return 0;
 }
 
