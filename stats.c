@@ -356,10 +356,11 @@ stats_print_json(FILE *fp, const char *path, const struct bloom *b,
 	fprintf(fp, ",\"inserted\":%" PRIu64 ",\"percent_of_capacity\":%.1f"
 	    ",\"bits_set\":%" PRIu64 ",\"fill\":%.6f"
 	    ",\"estimated_items\":%.0f,\"estimated_fpr\":%.6g"
-	    ",\"over_capacity\":%s,\"segments\":[", st->inserted,
-	    percent_of_capacity(st), st->bits_set,
+	    ",\"over_capacity\":%s,\"sparse\":%s,\"segments\":[",
+	    st->inserted, percent_of_capacity(st), st->bits_set,
 	    st->fill, st->estimated_items, st->estimated_fpr,
-	    st->over_capacity ? "true" : "false");
+	    st->over_capacity ? "true" : "false",
+	    b->sparse ? "true" : "false");
 	for (i = 0; i < b->nmapped; i++) {
 		const struct segment_stats *ss = &st->seg[i];
 

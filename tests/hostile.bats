@@ -403,6 +403,10 @@ big_line() {
 	run -0 timeout 10 bloom stats sparse.bf
 	[ "${output/$'\n'warning: sparse file*/}" = "${want/big.bf/sparse.bf}" ]
 	[[ "$output" == *"warning: sparse file"* ]]
+	run -0 bloom stats --json sparse.bf
+	[[ "$output" == *',"over_capacity":false,"sparse":true,"segments":['* ]]
+	run -0 bloom stats --json big.bf
+	[[ "$output" == *',"sparse":false,'* ]]
 	keys 2000 | bloom check -c sparse.bf >count || true
 	[ "$(cat count)" = 1000 ]
 }

@@ -319,7 +319,9 @@ for key, value in want.items():
 	assert got == value, "%s: %r, want %r" % (key, got, value)
 assert d["file"] == "f.bf"
 assert d["over_capacity"] is False
-assert set(d) == set(want) | {"file", "over_capacity", "segments"}, set(d)
+assert d["sparse"] is False
+assert set(d) == set(want) | {"file", "over_capacity", "sparse",
+    "segments"}, set(d)
 # One segment, the whole filter.
 assert len(d["segments"]) == 1
 s = d["segments"][0]
