@@ -254,3 +254,66 @@ same() {
 	printf 'x\n' | row 0 '' '' add --memory=1G f.bf
 	printf 'x\n' | row 0 x '' check --memory 4k f.bf
 }
+
+# fake_cgroup V LIMIT COMMAND...: runs COMMAND in a mount namespace where
+# /proc/self/cgroup puts it in memory cgroup /t/u of cgroup version V (1 or
+# 2), whose parent /t has the memory limit LIMIT and /t/u none, and where
+# 16 GiB are available (/proc/meminfo): a machine like a container's.
+fake_cgroup() {
+	local v=$1 limit=$2
+	shift 2
+	# LeakSanitizer needs /proc: under SANITIZE=1 it would fail the run.
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+	unshare -m bash -c '
+		v=$1 limit=$2
+		shift 2
+		mount -t tmpfs none /proc || exit 3
+		mkdir /proc/self
+		echo "MemAvailable: 16777216 kB" >/proc/meminfo
+		mount -t tmpfs none /sys/fs/cgroup || exit 3
+		if [ "$v" = 2 ]; then
+			echo "0::/t/u" >/proc/self/cgroup
+			mkdir -p /sys/fs/cgroup/t/u
+			echo "$limit" >/sys/fs/cgroup/t/memory.max
+			echo max >/sys/fs/cgroup/t/u/memory.max
+		else
+			printf "4:cpu,cpuacct:/x\n7:memory:/t/u\n" \
+			    >/proc/self/cgroup
+			mkdir -p /sys/fs/cgroup/memory/t/u
+			echo "$limit" \
+			    >/sys/fs/cgroup/memory/t/memory.limit_in_bytes
+			echo 9223372036854771712 \
+			    >/sys/fs/cgroup/memory/t/u/memory.limit_in_bytes
+		fi
+		exec "$@"' bash "$v" "$limit" "$@"
+}
+
+# The budget is seen in what bloom does: out of core, a 64 MiB filter
+# under a 64 MiB budget is read in windows of budget/32 = 2 MiB with
+# pread(2); in memory it is not read with pread at all.
+@test "batch: the budget is the cgroup's limit, v1 and v2, from an ancestor" {
+	if [ "$(id -u)" -ne 0 ] || ! unshare -m true 2>/dev/null; then
+		skip "faking a cgroup needs a mount namespace: root (CI runs as root)"
+	fi
+	export -f fake_cgroup
+	bloom create --seed 31 -s 64M f.bf
+	keys 100000 >in
+	cp f.bf want.bf
+	bloom add want.bf in
+	for v in 1 2; do
+		for case in "64M" "1G" "64M --memory 1G"; do
+			set -- $case
+			cp f.bf g.bf
+			run -0 strace -f -o trace -e trace=pread64 bash -c \
+			    'fake_cgroup "$@"' bash "$v" $(numfmt --from=iec "$1") \
+			    bloom add ${2-} ${3-} g.bf in
+			windows=$(grep -c ', 2097152, ' trace || true)
+			echo "v$v, limit $case: $windows windows read"
+			case $case in
+			64M) [ "$windows" -eq 32 ] ;;
+			*) [ "$windows" -eq 0 ] ;;
+			esac
+			cmp g.bf want.bf
+		done
+	done
+}
