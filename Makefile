@@ -26,10 +26,10 @@ endif
 OBJ = cli.o cli_create.o cli_stream.o cli_filter.o parse.o engine.o \
 	batch.o iothread.o memory.o output.o progress.o stats.o merge.o \
 	lines.o fields.o create.o bloom.o segments.o holes.o quote.o \
-	format.o params.o hash.o
+	format.o params.o hash.o threads.o
 HDR = batch.h bloom.h cli.h create.h engine.h fields.h format.h hash.h \
 	holes.h iothread.h lines.h memory.h merge.h output.h params.h \
-	parse.h progress.h quote.h segments.h stats.h
+	parse.h progress.h quote.h segments.h stats.h threads.h
 TESTBIN = tests/hashsum
 
 all: bloom
@@ -91,7 +91,7 @@ tests/fuzz/header: tests/fuzz/header.c format.c hash.c params.c $(HDR)
 FUZZFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -pthread $(CPPFLAGS) -I.
 FUZZ_LINES_SRC = tests/fuzz/lines.c lines.c fields.c bloom.c segments.c memory.c \
-	holes.c format.c params.c hash.c
+	holes.c format.c params.c hash.c threads.c
 
 tests/fuzz/lines: $(FUZZ_LINES_SRC) $(HDR)
 	$(FUZZCC) $(FUZZFLAGS) -DREAD_SIZE=64 -o $@ $(FUZZ_LINES_SRC) -lm

@@ -78,21 +78,16 @@ note_lookups(struct bloom *b, size_t n)
 		prefault(b);
 }
 
-/* Takes a shared lock on fd, calling on_wait once after a second of
- * waiting.  Returns 0, or -1 with errno set. */
-#define WAIT_TICK_NS	10000000L	/* 10 ms between tries */
-#define WAIT_TELL_TICKS	100		/* tries before saying so */
-
-static int
-lock_shared(int fd, const char *path, void (*on_wait)(const char *))
+int
+bloom_flock(int fd, int op, const char *path, void (*on_wait)(const char *))
 {
-	struct timespec tick = { 0, WAIT_TICK_NS };
+	struct timespec tick = { 0, BLOOM_WAIT_TICK_NS };
 	unsigned ticks = 0;
 
-	while (flock(fd, LOCK_SH | LOCK_NB) == -1) {
+	while (flock(fd, op | LOCK_NB) == -1) {
 		if (errno != EWOULDBLOCK && errno != EINTR)
 			return -1;
-		if (++ticks == WAIT_TELL_TICKS && on_wait != NULL)
+		if (++ticks == BLOOM_WAIT_TELL_TICKS && on_wait != NULL)
 			on_wait(path);
 		nanosleep(&tick, NULL);
 	}
@@ -117,7 +112,7 @@ open_locked(const char *path, int writable, void (*on_wait)(const char *))
 			goto fail;
 		if (!S_ISREG(held.st_mode))
 			return fd;	/* the caller rejects it */
-		if (lock_shared(fd, path, on_wait) == -1)
+		if (bloom_flock(fd, LOCK_SH, path, on_wait) == -1)
 			goto fail;
 		if (stat(path, &now) == -1)
 			goto fail;

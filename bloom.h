@@ -83,6 +83,17 @@ struct bloom {
 	int lock_wait_told;	/* on_lock_wait was called */
 };
 
+/* Waits for a lock another process holds: tried every BLOOM_WAIT_TICK_NS,
+ * and told once after BLOOM_WAIT_TELL_TICKS tries. */
+#define BLOOM_WAIT_TICK_NS	10000000L	/* 10 ms between tries */
+#define BLOOM_WAIT_TELL_TICKS	100		/* tries before saying so */
+
+/* Takes flock(2) lock op (LOCK_SH or LOCK_EX) on fd, calling on_wait
+ * (unless NULL) with path once after a second of waiting, and waiting
+ * on.  Returns 0, or -1 with errno set. */
+int bloom_flock(int fd, int op, const char *path,
+    void (*on_wait)(const char *));
+
 /* Opens and maps the filter at path, for writing if writable, holding a
  * shared lock until bloom_close; if the lock has not come after a second,
  * calls on_wait (unless NULL) once and goes on waiting.  Returns BLOOM_OK

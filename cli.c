@@ -25,7 +25,6 @@
 #include "engine.h"
 #include "fields.h"
 #include "merge.h"
-#include "output.h"
 #include "params.h"
 #include "parse.h"
 #include "progress.h"
@@ -306,6 +305,13 @@ reserve_std_fds(void)
 			exit(EXIT_TROUBLE);
 }
 
+void
+output_error(const struct output *out)
+{
+	if (out->err != EPIPE)
+		warnx("write error: %s", strerror(out->err));
+}
+
 /* The report being gathered for report_close, if any. */
 static char *report_text;
 static size_t report_len;
@@ -334,8 +340,8 @@ report_close(FILE *fp)
 	}
 	failed = output_bytes(&out, report_text, report_len) == -1 ||
 	    output_flush(&out) == -1;
-	if (failed && out.err != EPIPE)
-		warnx("write error: %s", strerror(out.err));
+	if (failed)
+		output_error(&out);
 	output_free(&out);
 	free(report_text);
 	report_text = NULL;

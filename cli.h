@@ -10,6 +10,7 @@
 
 #include "bloom.h"
 #include "create.h"
+#include "output.h"
 
 #ifndef BLOOM_VERSION_STRING
 #define BLOOM_VERSION_STRING "unknown"
@@ -58,6 +59,9 @@ void print_help(enum command cmd);
 
 /* Flushes stdout; returns status, or 2 if the output failed. */
 int finish(int status);
+
+/* Reports a failed output; a closed pipe ends us quietly. */
+void output_error(const struct output *out);
 
 /* Opens a report for stdout (stats, create --dry-run, check -c's count):
  * gathered in memory, then written by report_close as the selected lines

@@ -90,14 +90,6 @@ stream_files(struct engine *job, int nfiles, char **files)
 	return trouble;
 }
 
-/* Reports a failed output; a closed pipe ends us quietly. */
-static void
-output_error(const struct output *out)
-{
-	if (out->err != EPIPE)
-		warnx("write error: %s", strerror(out->err));
-}
-
 /* Sets up e's buffers and line reader, or says why not.  Returns 0 or -1. */
 static int
 engine_setup(struct engine *e)

@@ -354,25 +354,12 @@ open_old(const struct place *pl, int *old, struct stat *st)
  * can have it open through bloom either but from before a chmod.  Returns
  * 0, or -1 with errno set.
  */
-#define WAIT_TICK_NS	10000000L	/* 10 ms between tries */
-#define WAIT_TELL_TICKS	100		/* tries before saying so */
-
 static int
 lock_old(int old, const char *path, void (*on_wait)(const char *))
 {
-	struct timespec tick = { 0, WAIT_TICK_NS };
-	unsigned ticks = 0;
-
 	if ((fcntl(old, F_GETFL) & O_PATH) != 0)
 		return 0;
-	while (flock(old, LOCK_EX | LOCK_NB) == -1) {
-		if (errno != EWOULDBLOCK && errno != EINTR)
-			return -1;
-		if (++ticks == WAIT_TELL_TICKS && on_wait != NULL)
-			on_wait(path);
-		nanosleep(&tick, NULL);
-	}
-	return 0;
+	return bloom_flock(old, LOCK_EX, path, on_wait);
 }
 
 /* Gives the new file fd the mode of the file it replaces, and its group

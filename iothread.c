@@ -23,11 +23,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "iothread.h"
+#include "threads.h"
 
 /* Reads r.len bytes at r.off into buf; returns 0, or -1. */
 static int
@@ -104,8 +104,6 @@ loop(void *arg)
 void
 io_start(struct iothread *io, int fd)
 {
-	sigset_t all, old;
-
 	memset(io, 0, sizeof *io);
 	io->fd = fd;
 	if (pthread_mutex_init(&io->lock, NULL) != 0)
@@ -114,17 +112,7 @@ io_start(struct iothread *io, int fd)
 		goto no_queued;
 	if (pthread_cond_init(&io->done, NULL) != 0)
 		goto no_done;
-	/* The signals that end us go to the caller's thread only, as for
-	 * the line reader's (lines.c); faults stay with the thread that
-	 * causes them. */
-	sigfillset(&all);
-	sigdelset(&all, SIGBUS);
-	sigdelset(&all, SIGSEGV);
-	sigdelset(&all, SIGFPE);
-	sigdelset(&all, SIGILL);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	io->running = pthread_create(&io->thread, NULL, loop, io) == 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	io->running = thread_start(&io->thread, loop, io) == 0;
 	if (io->running)
 		return;
 	pthread_cond_destroy(&io->done);

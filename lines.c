@@ -17,7 +17,6 @@
 #include <malloc.h>
 #include <poll.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,6 +26,7 @@
 #endif
 
 #include "lines.h"
+#include "threads.h"
 
 #ifndef READ_SIZE	/* the fuzzer makes it small, to reach long lines */
 #define READ_SIZE	(1 << 20)	/* first size of a group's buffer */
@@ -505,7 +505,6 @@ lines_start(struct lines *r, int fd, const struct bloom *filter,
     const struct bloom_pretest *pretest)
 {
 	struct stat st;
-	sigset_t all, old;
 
 	r->fd = fd;
 	r->filter = filter;
@@ -514,19 +513,10 @@ lines_start(struct lines *r, int fd, const struct bloom *filter,
 	if (!r->parallel || (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
 	    st.st_size < SMALL_INPUT))
 		return;
+	/* Set before the thread starts, which reads it. */
 	r->threaded = 1;
-	/* The signals that end us go to the caller's thread only, which
-	 * holds them while it writes (output.c); faults stay with the
-	 * thread that causes them. */
-	sigfillset(&all);
-	sigdelset(&all, SIGBUS);
-	sigdelset(&all, SIGSEGV);
-	sigdelset(&all, SIGFPE);
-	sigdelset(&all, SIGILL);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if (pthread_create(&r->thread, NULL, helper, r) != 0)
+	if (thread_start(&r->thread, helper, r) != 0)
 		r->threaded = 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void

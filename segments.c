@@ -87,16 +87,13 @@ slot_offset(unsigned i)
 }
 
 /* Takes (type F_RDLCK or F_WRLCK) or drops (F_UNLCK) the lock on byte
- * which of b's file.  A lock another process holds is tried for again
- * every LOCK_TICK_NS for a second; then b->on_lock_wait is told (once per
+ * which of b's file.  A lock another process holds is tried for again as
+ * bloom_flock tries, for a second; then b->on_lock_wait is told (once per
  * filter) and the wait goes on in the kernel. */
-#define LOCK_TICK_NS	10000000L	/* 10 ms between tries */
-#define LOCK_TELL_TICKS	100		/* tries before saying so */
-
 static int
 lock_byte(struct bloom *b, short type, off_t which)
 {
-	struct timespec tick = { 0, LOCK_TICK_NS };
+	struct timespec tick = { 0, BLOOM_WAIT_TICK_NS };
 	struct flock fl;
 	unsigned ticks = 0;
 	int cmd = F_OFD_SETLK;
@@ -111,7 +108,7 @@ lock_byte(struct bloom *b, short type, off_t which)
 			continue;
 		if (cmd == F_OFD_SETLKW || (errno != EAGAIN && errno != EACCES))
 			return -1;
-		if (++ticks < LOCK_TELL_TICKS) {
+		if (++ticks < BLOOM_WAIT_TELL_TICKS) {
 			nanosleep(&tick, NULL);
 			continue;
 		}
