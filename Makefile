@@ -11,7 +11,7 @@ FISHCOMPDIR = $(PREFIX)/share/fish/vendor_completions.d
 CC = cc
 CFLAGS = -O2 -g
 WARN = -std=c11 -Wall -Wextra -Wshadow -Wconversion -Wstrict-prototypes
-CPPFLAGS = -D_GNU_SOURCE -DBLOOM_VERSION_STRING=\"$(VERSION)\"
+CPPFLAGS = -I. -D_GNU_SOURCE -DBLOOM_VERSION_STRING=\"$(VERSION)\"
 LDLIBS = -lm
 THREADS = -pthread
 
@@ -23,13 +23,20 @@ LDFLAGS += -fsanitize=address,undefined
 SANITIZE_OBJ = tests/sanitize.o
 endif
 
-OBJ = cli.o cli_create.o cli_stream.o cli_filter.o parse.o engine.o \
-	batch.o iothread.o memory.o output.o progress.o stats.o merge.o \
-	lines.o fields.o create.o bloom.o segments.o holes.o quote.o \
-	format.o params.o hash.o threads.o
-HDR = batch.h bloom.h cli.h create.h engine.h fields.h format.h hash.h \
-	holes.h iothread.h lines.h memory.h merge.h output.h params.h \
-	parse.h progress.h quote.h segments.h stats.h threads.h
+# The layers, from the front end down; a file includes only headers of its
+# own layer or of those below it (README.md, "Layout of the source";
+# checked by .ci/layers).
+CLI_OBJ = cli.o cli/cmd_create.o cli/cmd_stream.o cli/cmd_filter.o \
+	cli/parse.o cli/progress.o cli/quote.o
+STREAM_OBJ = stream/engine.o stream/batch.o stream/lines.o stream/fields.o
+FILTER_OBJ = filter/create.o filter/merge.o filter/stats.o
+CORE_OBJ = bloom.o
+STORE_OBJ = store/format.o store/segments.o store/holes.o store/iothread.o
+BASE_OBJ = params.o hash.o
+LIB_OBJ = lib/memory.o lib/output.o lib/threads.o
+OBJ = $(CLI_OBJ) $(STREAM_OBJ) $(FILTER_OBJ) $(CORE_OBJ) $(STORE_OBJ) \
+	$(BASE_OBJ) $(LIB_OBJ)
+HDR = *.h lib/*.h store/*.h filter/*.h stream/*.h cli/*.h
 TESTBIN = tests/hashsum
 
 all: bloom
@@ -81,23 +88,24 @@ FUZZ_SECONDS = 60
 FUZZCC = clang
 FUZZ_CORPUS = tests/fuzz/corpus
 
-tests/fuzz/header: tests/fuzz/header.c format.c hash.c params.c $(HDR)
+tests/fuzz/header: tests/fuzz/header.c store/format.c hash.c params.c $(HDR)
 	$(FUZZCC) -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all $(CPPFLAGS) -I. -o $@ \
-		tests/fuzz/header.c format.c hash.c params.c -lm
+		tests/fuzz/header.c store/format.c hash.c params.c -lm
 
 # The line reader, with a 64-byte read buffer so that short inputs reach
 # long lines; and the parsers of option values.
 FUZZFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -pthread $(CPPFLAGS) -I.
-FUZZ_LINES_SRC = tests/fuzz/lines.c lines.c fields.c bloom.c segments.c memory.c \
-	holes.c format.c params.c hash.c threads.c
+FUZZ_LINES_SRC = tests/fuzz/lines.c stream/lines.c stream/fields.c bloom.c \
+	store/segments.c lib/memory.c store/holes.c store/format.c params.c \
+	hash.c lib/threads.c
 
 tests/fuzz/lines: $(FUZZ_LINES_SRC) $(HDR)
 	$(FUZZCC) $(FUZZFLAGS) -DREAD_SIZE=64 -o $@ $(FUZZ_LINES_SRC) -lm
 
-tests/fuzz/options: tests/fuzz/options.c parse.c $(HDR)
-	$(FUZZCC) $(FUZZFLAGS) -o $@ tests/fuzz/options.c parse.c
+tests/fuzz/options: tests/fuzz/options.c cli/parse.c $(HDR)
+	$(FUZZCC) $(FUZZFLAGS) -o $@ tests/fuzz/options.c cli/parse.c
 
 fuzz: fuzz-header fuzz-lines fuzz-options
 

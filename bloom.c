@@ -24,9 +24,9 @@
 
 #include "bloom.h"
 #include "hash.h"
-#include "holes.h"
-#include "memory.h"
-#include "segments.h"
+#include "store/holes.h"
+#include "lib/memory.h"
+#include "store/segments.h"
 
 #define PAGE_GUESS	4096	/* bytes in a page, for heuristics */
 #define PREFAULT_SHARE	16	/* prefault after pages / this lookups */

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format.h"
+#include "store/format.h"
 #include "hash.h"
 #include "params.h"
 

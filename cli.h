@@ -9,8 +9,8 @@
 #include <stdint.h>
 
 #include "bloom.h"
-#include "create.h"
-#include "output.h"
+#include "filter/create.h"
+#include "lib/output.h"
 
 #ifndef BLOOM_VERSION_STRING
 #define BLOOM_VERSION_STRING "unknown"

@@ -3,7 +3,7 @@
 # byte by byte (make_v1 in helpers.bash), must keep working: the same
 # answers, the same bits set, only the inserted counter changed by add,
 # and the same message for each way such a file can be wrong.  The layout
-# is in the comment at the top of format.c; format2.bats tests version 2.
+# is in the comment at the top of store/format.c; format2.bats tests version 2.
 #
 # bloom_header_parse checks a v1 file in this order: length against the
 # magic, magic, length against the seed, version, header size, length

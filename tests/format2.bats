@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Version 2 of the file format: the header, segment table and segments
 # bloom create writes for fixed, growable and windowed filters, byte for
-# byte against the layout in the comment at the top of format.c, and the
+# byte against the layout in the comment at the top of store/format.c, and the
 # message stats, check and add give for each way such a file can be wrong.
 # format.bats tests version 1.
 #

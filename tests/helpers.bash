@@ -139,7 +139,7 @@ xxh3_at() {
 }
 
 # make_v1 FILE CAPACITY FPR SEED NBITS HASHES: writes a version 1 filter
-# the way bloom 1.0 wrote one (format.c has the layout): the 128-byte
+# the way bloom 1.0 wrote one (store/format.c has the layout): the 128-byte
 # header with its checksum and an inserted counter of 0, then NBITS / 8
 # zero bytes.
 make_v1() {

@@ -141,7 +141,7 @@ EOF
 	diag=$(man_section DIAGNOSTICS | tr -s ' \t\n' '   ')
 	# The messages, with string literals continued on the next line
 	# joined: return "a " "b"; is "a b".
-	msgs=$(sed -n '/^bloom_strerror(/,/^}/p' "$root/format.c" |
+	msgs=$(sed -n '/^bloom_strerror(/,/^}/p' "$root/store/format.c" |
 		tr '\n' ' ' | grep -o 'return "[^;]*;' |
 		sed 's/"[[:space:]]*"//g; s/^return "//; s/";$//' |
 		grep -vx -e success -e 'unknown error')

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format.h"
+#include "store/format.h"
 #include "hash.h"
 
 /* What bloom_open reads to parse: the largest header and table. */

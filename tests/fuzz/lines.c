@@ -15,7 +15,7 @@
 
 #include "bloom.h"
 #include "hash.h"
-#include "lines.h"
+#include "stream/lines.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format.h"
-#include "parse.h"
+#include "store/format.h"
+#include "cli/parse.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "bloom.h"
-#include "format.h"
+#include "store/format.h"
 #include "params.h"
 
 /* What a v2 create makes: the header fields of the mode, and the first

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "merge.h"
-#include "segments.h"
+#include "filter/merge.h"
+#include "store/segments.h"
 
 static int
 differ(struct merge_mismatch *mm, const char *field, const char *fmt,

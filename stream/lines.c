@@ -25,8 +25,8 @@
 #include <emmintrin.h>
 #endif
 
-#include "lines.h"
-#include "threads.h"
+#include "stream/lines.h"
+#include "lib/threads.h"
 
 #ifndef READ_SIZE	/* the fuzzer makes it small, to reach long lines */
 #define READ_SIZE	(1 << 20)	/* first size of a group's buffer */

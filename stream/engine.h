@@ -5,10 +5,10 @@
 
 #include <stdint.h>
 
-#include "batch.h"
+#include "stream/batch.h"
 #include "bloom.h"
-#include "lines.h"
-#include "output.h"
+#include "stream/lines.h"
+#include "lib/output.h"
 
 /* One add or check run over its inputs. */
 struct engine {

@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <unistd.h>
 
-#include "holes.h"
+#include "store/holes.h"
 
 int
 holes_any(int fd, uint64_t size)

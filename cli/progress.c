@@ -13,8 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "progress.h"
-#include "stats.h"
+#include "cli/progress.h"
+#include "filter/stats.h"
 
 #define NS	1000000000.0
 

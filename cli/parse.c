@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parse.h"
-#include "format.h"
+#include "cli/parse.h"
+#include "store/format.h"
 
 /* Parses a whole unsigned number: decimal, or hexadecimal after 0x if hex. */
 int

@@ -33,9 +33,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "holes.h"
-#include "memory.h"
-#include "segments.h"
+#include "store/holes.h"
+#include "lib/memory.h"
+#include "store/segments.h"
 
 #define LOCK_LIST	0	/* byte held to grow or rotate */
 #define LOCK_ADD	1	/* byte adders of a window hold */

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "bloom.h"
-#include "fields.h"
+#include "stream/fields.h"
 
 #define LINES_GROUPS	3	/* groups in flight: read, queued, in use */
 #define LINES_MAX	(1 << 16)	/* lines in a group, at most */

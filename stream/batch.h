@@ -9,8 +9,8 @@
 #include <stdint.h>
 
 #include "bloom.h"
-#include "lines.h"
-#include "memory.h"
+#include "stream/lines.h"
+#include "lib/memory.h"
 
 /* The lines of one batch, their hashes and what the filter said. */
 struct batch {

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine.h"
+#include "stream/engine.h"
 
 int
 engine_init(struct engine *e)

@@ -66,7 +66,7 @@
 #include <string.h>
 #include <errno.h>
 
-#include "format.h"
+#include "store/format.h"
 #include "hash.h"
 
 #define OFF_MAGIC	0

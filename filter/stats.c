@@ -10,9 +10,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "quote.h"
-#include "segments.h"
-#include "stats.h"
+#include "cli/quote.h"
+#include "store/segments.h"
+#include "filter/stats.h"
 
 const char *
 stats_mode_name(uint32_t m)

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "output.h"
+#include "lib/output.h"
 
 int
 output_init(struct output *out, int fd)

@@ -22,9 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "create.h"
-#include "memory.h"
-#include "segments.h"
+#include "filter/create.h"
+#include "lib/memory.h"
+#include "store/segments.h"
 
 /* Bytes of a hidden temporary name, ".bloom-" 16 hex digits ".tmp". */
 #define TEMP_NAME_SIZE	32

@@ -1,7 +1,7 @@
 /* The helper threads' start: with every signal blocked but the faults. */
 #include <signal.h>
 
-#include "threads.h"
+#include "lib/threads.h"
 
 int
 thread_start(pthread_t *t, void *(*fn)(void *), void *arg)

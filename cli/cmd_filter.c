@@ -19,14 +19,14 @@
 
 
 #include "cli.h"
-#include "engine.h"
-#include "fields.h"
-#include "merge.h"
+#include "stream/engine.h"
+#include "stream/fields.h"
+#include "filter/merge.h"
 #include "params.h"
-#include "parse.h"
-#include "progress.h"
-#include "quote.h"
-#include "stats.h"
+#include "cli/parse.h"
+#include "cli/progress.h"
+#include "cli/quote.h"
+#include "filter/stats.h"
 
 int
 cmd_stats(int argc, char **argv)

@@ -20,14 +20,14 @@
 
 
 #include "cli.h"
-#include "engine.h"
-#include "fields.h"
-#include "merge.h"
+#include "stream/engine.h"
+#include "stream/fields.h"
+#include "filter/merge.h"
 #include "params.h"
-#include "parse.h"
-#include "progress.h"
-#include "quote.h"
-#include "stats.h"
+#include "cli/parse.h"
+#include "cli/progress.h"
+#include "cli/quote.h"
+#include "filter/stats.h"
 
 /* Sizes a fixed filter's array, or fails with a message; returns 0 or
  * -1. */

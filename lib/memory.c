@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "memory.h"
+#include "lib/memory.h"
 
 #define CGROUP_ROOT_V1	"/sys/fs/cgroup/memory"
 #define CGROUP_ROOT_V2	"/sys/fs/cgroup"

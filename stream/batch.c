@@ -38,9 +38,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "batch.h"
-#include "iothread.h"
-#include "segments.h"
+#include "stream/batch.h"
+#include "store/iothread.h"
+#include "store/segments.h"
 
 #define KEYS_MAX	((size_t)1 << 26)	/* keys in a batch, at most */
 #define WINDOWS_MAX	((uint64_t)1 << 20)	/* windows in a segment */

@@ -26,8 +26,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "iothread.h"
-#include "threads.h"
+#include "store/iothread.h"
+#include "lib/threads.h"
 
 /* Reads r.len bytes at r.off into buf; returns 0, or -1. */
 static int

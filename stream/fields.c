@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fields.h"
+#include "stream/fields.h"
 
 /* Parses a field number at *s, moving *s past it.  Returns 0 or -1. */
 static int
