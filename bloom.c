@@ -24,8 +24,9 @@
 
 #include "bloom.h"
 #include "hash.h"
-#include "store/holes.h"
+#include "lib/endian.h"
 #include "lib/memory.h"
+#include "store/holes.h"
 #include "store/segments.h"
 
 #define PAGE_GUESS	4096	/* bytes in a page, for heuristics */
@@ -260,12 +261,6 @@ bloom_sync(struct bloom *b)
 		return BLOOM_ERRNO;
 	return BLOOM_OK;
 }
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-#define le64(v)	__builtin_bswap64(v)
-#else
-#define le64(v)	(v)
-#endif
 
 /* Returns the high 64 bits of a * b. */
 static inline uint64_t

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "hash.h"
+#include "lib/endian.h"
 
 #define PRIME32_1	0x9E3779B1U
 #define PRIME32_2	0x85EBCA77U
@@ -51,66 +52,6 @@ static const uint8_t default_secret[SECRET_SIZE] = {
 	0x45, 0xcb, 0x3a, 0x8f, 0x95, 0x16, 0x04, 0x28,
 	0xaf, 0xd7, 0xfb, 0xca, 0xbb, 0x4b, 0x40, 0x7e,
 };
-
-/*
- * On a host known to be little-endian a memcpy is a single load; anywhere
- * else the value is assembled byte by byte, which is correct on every host.
- */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-static uint32_t
-read_le32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint64_t
-read_le64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-#else
-static uint32_t
-read_le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 |
-	    (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t
-read_le64(const uint8_t *p)
-{
-	return (uint64_t)read_le32(p) | (uint64_t)read_le32(p + 4) << 32;
-}
-#endif
-
-static void
-write_le64(uint8_t *p, uint64_t v)
-{
-	int i;
-
-	for (i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t
-bswap32(uint32_t x)
-{
-	return (x >> 24) | (x >> 8 & 0x0000ff00U) |
-	    (x << 8 & 0x00ff0000U) | (x << 24);
-}
-
-static uint64_t
-bswap64(uint64_t x)
-{
-	return (uint64_t)bswap32((uint32_t)x) << 32 |
-	    bswap32((uint32_t)(x >> 32));
-}
 
 static uint64_t
 rotl64(uint64_t x, unsigned int r)

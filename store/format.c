@@ -68,6 +68,7 @@
 
 #include "store/format.h"
 #include "hash.h"
+#include "lib/endian.h"
 
 #define OFF_MAGIC	0
 #define OFF_VERSION	8
@@ -112,35 +113,6 @@
 #define SLOT_OFF_CHECKSUM 40
 
 static const unsigned char magic[8] = "\211BLOOM\r\n";
-
-static uint32_t
-read_le32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	    (uint32_t)p[3] << 24;
-}
-
-uint64_t
-read_le64(const unsigned char *p)
-{
-	return (uint64_t)read_le32(p) | (uint64_t)read_le32(p + 4) << 32;
-}
-
-static void
-write_le32(unsigned char *p, uint32_t v)
-{
-	p[0] = (unsigned char)v;
-	p[1] = (unsigned char)(v >> 8);
-	p[2] = (unsigned char)(v >> 16);
-	p[3] = (unsigned char)(v >> 24);
-}
-
-void
-write_le64(unsigned char *p, uint64_t v)
-{
-	write_le32(p, (uint32_t)v);
-	write_le32(p + 4, (uint32_t)(v >> 32));
-}
 
 static double
 read_double(const unsigned char *p)

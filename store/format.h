@@ -157,8 +157,4 @@ void format_slot_build(unsigned char *slot, unsigned index,
 void format_v1_build(unsigned char *buf, const struct params *p,
     uint64_t seed);
 
-/* Byte order helpers: the file is little-endian on every host. */
-uint64_t read_le64(const unsigned char *p);
-void write_le64(unsigned char *p, uint64_t v);
-
 #endif

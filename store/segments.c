@@ -33,18 +33,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "store/holes.h"
+#include "lib/endian.h"
 #include "lib/memory.h"
+#include "store/holes.h"
 #include "store/segments.h"
 
 #define LOCK_LIST	0	/* byte held to grow or rotate */
 #define LOCK_ADD	1	/* byte adders of a window hold */
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-#define le64(v)	__builtin_bswap64(v)
-#else
-#define le64(v)	(v)
-#endif
 
 uint64_t
 counter_read(const uint64_t *counter)

@@ -20,6 +20,7 @@
 
 #include "store/format.h"
 #include "hash.h"
+#include "lib/endian.h"
 
 /* What bloom_open reads to parse: the largest header and table. */
 #define HEAD_READ	8192
