@@ -793,7 +793,19 @@ bloom_is_live(const struct bloom *b, unsigned i)
 uint64_t
 bloom_inserted(const struct bloom *b, unsigned i)
 {
-	return counter_read(b->seg[i].inserted);
+	return format_word_load(b->seg[i].inserted);
+}
+
+uint64_t
+bloom_stamp(const struct bloom *b, unsigned i)
+{
+	return b->seg[i].stamp == NULL ? 0 : format_word_load(b->seg[i].stamp);
+}
+
+uint64_t
+bloom_epoch(const struct bloom *b)
+{
+	return b->hdr.mode == MODE_WINDOW ? format_epoch(b->head) : 0;
 }
 
 static inline unsigned

@@ -204,6 +204,14 @@ int bloom_refresh(struct bloom *b);
 /* Returns segment i's inserted counter as it is now. */
 uint64_t bloom_inserted(const struct bloom *b, unsigned i);
 
+/* Returns segment i's stamp as it is now (struct segment_info), 0 for a
+ * v1 filter. */
+uint64_t bloom_stamp(const struct bloom *b, unsigned i);
+
+/* Returns the newest generation of a window as its file says now; 0 for
+ * a filter of another mode. */
+uint64_t bloom_epoch(const struct bloom *b);
+
 /* Returns 1 if segment i is live now, else 0. */
 int bloom_is_live(const struct bloom *b, unsigned i);
 

@@ -489,9 +489,8 @@ bloom_plan(const struct bloom_spec *spec, struct bloom_header *h)
 			return s;
 		h->seg[i].stamp = spec->mode == MODE_WINDOW ?
 		    (i == 0 ? 1 : 0) : h->created_ms;
-		offset = h->seg[i].offset + h->seg[i].nblocks * BLOCK_BYTES;
-		h->file_size = offset;
-		offset = (offset + FILE_PAGE - 1) / FILE_PAGE * FILE_PAGE;
+		h->file_size = format_segment_end(&h->seg[i]);
+		offset = format_next_offset(&h->seg[i]);
 	}
 	h->nsegments = made;
 	return BLOOM_OK;
@@ -517,9 +516,8 @@ lay_out(struct bloom_header *h)
 
 	for (i = 0; i < h->nsegments; i++) {
 		h->seg[i].offset = offset;
-		offset += h->seg[i].nblocks * BLOCK_BYTES;
-		h->file_size = offset;
-		offset = (offset + FILE_PAGE - 1) / FILE_PAGE * FILE_PAGE;
+		h->file_size = format_segment_end(&h->seg[i]);
+		offset = format_next_offset(&h->seg[i]);
 	}
 }
 
@@ -534,15 +532,11 @@ bloom_plan_like(const struct bloom *tmpl, uint32_t slice, uint32_t slices,
 	h->version = FORMAT_V2;
 	h->header_size = V2_HEADER_SIZE;
 	h->nsegments = tmpl->nmapped;
-	h->epoch = 0;
-	if (t->mode == MODE_WINDOW)
-		h->epoch = counter_read((const uint64_t *)(tmpl->head +
-		    V2_OFF_EPOCH));
+	h->epoch = bloom_epoch(tmpl);
 	for (i = 0; i < h->nsegments; i++) {
 		h->seg[i] = tmpl->seg[i].info;
 		h->seg[i].inserted = 0;
-		h->seg[i].stamp = tmpl->seg[i].stamp == NULL ? 0 :
-		    counter_read(tmpl->seg[i].stamp);
+		h->seg[i].stamp = bloom_stamp(tmpl, i);
 	}
 	h->data_offset = format_data_offset(h->slots);
 	if (slices != 0) {

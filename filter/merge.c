@@ -109,15 +109,15 @@ check_window(const struct bloom *t, const struct bloom *s,
 	if (th->created_ms != sh->created_ms)
 		return differ(mm, "creation time (ms)", "%" PRIu64,
 		    th->created_ms, sh->created_ms);
-	te = counter_read((const uint64_t *)(t->head + V2_OFF_EPOCH));
-	se = counter_read((const uint64_t *)(s->head + V2_OFF_EPOCH));
+	te = bloom_epoch(t);
+	se = bloom_epoch(s);
 	if (te != se)
 		return differ(mm, "current generation", "%" PRIu64, te, se);
 	for (i = 0; i < th->slots; i++) {
 		if (same_segment(t, s, i, mm) == -1)
 			return -1;
-		te = counter_read(t->seg[i].stamp);
-		se = counter_read(s->seg[i].stamp);
+		te = bloom_stamp(t, i);
+		se = bloom_stamp(s, i);
 		if (te != se) {
 			snprintf(field, sizeof field, "generation of segment "
 			    "%u", i);

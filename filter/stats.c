@@ -31,7 +31,7 @@ static void
 window_times(const struct bloom *b, unsigned i, struct segment_stats *ss)
 {
 	const struct bloom_header *h = &b->hdr;
-	uint64_t stamp = counter_read(b->seg[i].stamp), gen, g = h->slots - 1;
+	uint64_t stamp = bloom_stamp(b, i), gen, g = h->slots - 1;
 
 	ss->created_ms = ss->expires_ms = -1;
 	if (stamp == 0 || h->window_ms == 0)
@@ -71,8 +71,8 @@ stats_compute(struct bloom *b, uint64_t file_size, struct filter_stats *st)
 		ss->created_ms = ss->expires_ms = -1;
 		if (b->hdr.mode == MODE_WINDOW)
 			window_times(b, i, ss);
-		else if (b->seg[i].stamp != NULL)
-			ss->created_ms = (int64_t)counter_read(b->seg[i].stamp);
+		else if (b->hdr.version != FORMAT_V1)
+			ss->created_ms = (int64_t)bloom_stamp(b, i);
 		if (b->hdr.mode == MODE_GROW)
 			st->capacity += ss->capacity;
 		if (!ss->live)

@@ -282,12 +282,35 @@ parse_v1(const unsigned char *buf, uint64_t file_size, struct bloom_header *h)
 	return BLOOM_OK;
 }
 
+/* Returns offset rounded up to a page. */
+static uint64_t
+page_up(uint64_t offset)
+{
+	return (offset + FILE_PAGE - 1) / FILE_PAGE * FILE_PAGE;
+}
+
 uint64_t
 format_data_offset(uint32_t slots)
 {
-	uint64_t end = V2_HEADER_SIZE + (uint64_t)slots * SLOT_SIZE;
+	return page_up(V2_HEADER_SIZE + (uint64_t)slots * SLOT_SIZE);
+}
 
-	return (end + FILE_PAGE - 1) / FILE_PAGE * FILE_PAGE;
+uint64_t
+format_segment_end(const struct segment_info *s)
+{
+	return s->offset + s->nblocks * BLOCK_BYTES;
+}
+
+uint64_t
+format_next_offset(const struct segment_info *s)
+{
+	return page_up(format_segment_end(s));
+}
+
+uint64_t
+format_slot_offset(unsigned i)
+{
+	return V2_HEADER_SIZE + (uint64_t)i * SLOT_SIZE;
 }
 
 int
@@ -428,8 +451,8 @@ parse_v2(const unsigned char *buf, size_t len, uint64_t file_size,
 		    FORMAT_FILE_MAX, &h->seg[i]);
 		if (s != BLOOM_OK)
 			return s;
-		end = h->seg[i].offset + h->seg[i].nblocks * BLOCK_BYTES;
-		min_offset = (end + FILE_PAGE - 1) / FILE_PAGE * FILE_PAGE;
+		end = format_segment_end(&h->seg[i]);
+		min_offset = format_next_offset(&h->seg[i]);
 	}
 	if (h->slices != 0 &&
 	    h->seg[0].nblocks != h->whole_nblocks / h->slices)
@@ -517,4 +540,50 @@ format_v1_build(unsigned char *buf, const struct params *p, uint64_t seed)
 	write_le64(buf + V1_OFF_CAPACITY, p->capacity);
 	write_double(buf + V1_OFF_FPR, p->target_fpr);
 	write_le64(buf + V1_OFF_CHECKSUM, hash64(buf, V1_OFF_CHECKSUM, 0));
+}
+
+uint64_t
+format_word_load(const uint64_t *word)
+{
+	return le64(__atomic_load_n(word, __ATOMIC_ACQUIRE));
+}
+
+void
+format_word_store(uint64_t *word, uint64_t v)
+{
+	__atomic_store_n(word, le64(v), __ATOMIC_RELEASE);
+}
+
+uint64_t
+format_word_add(uint64_t *word, uint64_t v)
+{
+	uint64_t old = __atomic_load_n(word, __ATOMIC_RELAXED), sum;
+
+	do {
+		sum = le64(old) + v;
+		if (sum < v)
+			sum = UINT64_MAX;
+	} while (!__atomic_compare_exchange_n(word, &old, le64(sum), 1,
+	    __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return le64(old);
+}
+
+uint64_t
+format_word_raise(uint64_t *word, uint64_t v)
+{
+	uint64_t old = __atomic_load_n(word, __ATOMIC_RELAXED);
+
+	do {
+		if (le64(old) >= v)
+			break;
+	} while (!__atomic_compare_exchange_n(word, &old, le64(v), 1,
+	    __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return le64(old);
+}
+
+uint64_t
+format_epoch(const unsigned char *head)
+{
+	return format_word_load((const uint64_t *)(const void *)(head +
+	    V2_OFF_EPOCH));
 }

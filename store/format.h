@@ -136,6 +136,16 @@ int bloom_header_parse(const unsigned char *buf, size_t len,
  * before its first segment: a multiple of FILE_PAGE. */
 uint64_t format_data_offset(uint32_t slots);
 
+/* Returns the offset just past segment s's bit array. */
+uint64_t format_segment_end(const struct segment_info *s);
+
+/* Returns where the segment after s starts, at the earliest: v2 segments
+ * start on a page, the first one after s's end. */
+uint64_t format_next_offset(const struct segment_info *s);
+
+/* Returns the offset of table entry i of a v2 file. */
+uint64_t format_slot_offset(unsigned i);
+
 /* Decodes and validates table entry index of a v2 filter h, which must
  * start at or after min_offset, in a file of file_size bytes.  Returns
  * BLOOM_OK or the problem. */
@@ -156,5 +166,28 @@ void format_slot_build(unsigned char *slot, unsigned index,
  * buf[V1_HEADER_SIZE]. */
 void format_v1_build(unsigned char *buf, const struct params *p,
     uint64_t seed);
+
+/*
+ * The words that change while a filter is in use (the *_OFF_ fields
+ * above, in a mapping of the file), which other processes read and change
+ * at once: little-endian, and read and written whole, atomically.
+ */
+
+/* Returns the value of word. */
+uint64_t format_word_load(const uint64_t *word);
+
+/* Sets word to v. */
+void format_word_store(uint64_t *word, uint64_t v);
+
+/* Adds v to word, stopping at UINT64_MAX rather than wrapping; returns
+ * the value before. */
+uint64_t format_word_add(uint64_t *word, uint64_t v);
+
+/* Raises word to v if it is less; returns the value before. */
+uint64_t format_word_raise(uint64_t *word, uint64_t v);
+
+/* Returns the newest generation that the mapped header head of a window
+ * says now. */
+uint64_t format_epoch(const unsigned char *head);
 
 #endif

@@ -33,7 +33,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/endian.h"
 #include "lib/memory.h"
 #include "store/holes.h"
 #include "store/segments.h"
@@ -41,44 +40,10 @@
 #define LOCK_LIST	0	/* byte held to grow or rotate */
 #define LOCK_ADD	1	/* byte adders of a window hold */
 
-uint64_t
-counter_read(const uint64_t *counter)
-{
-	return le64(__atomic_load_n(counter, __ATOMIC_ACQUIRE));
-}
-
-static void
-counter_store(uint64_t *counter, uint64_t v)
-{
-	__atomic_store_n(counter, le64(v), __ATOMIC_RELEASE);
-}
-
-/* Adds v to the counter, stopping at UINT64_MAX rather than wrapping;
- * returns the value before. */
-static uint64_t
-counter_add(uint64_t *counter, uint64_t v)
-{
-	uint64_t old = __atomic_load_n(counter, __ATOMIC_RELAXED), sum;
-
-	do {
-		sum = le64(old) + v;
-		if (sum < v)
-			sum = UINT64_MAX;
-	} while (!__atomic_compare_exchange_n(counter, &old, le64(sum), 1,
-	    __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-	return le64(old);
-}
-
 static uint64_t *
 head_word(const struct bloom *b, uint64_t off)
 {
 	return (uint64_t *)(b->head + off);
-}
-
-static uint64_t
-slot_offset(unsigned i)
-{
-	return V2_HEADER_SIZE + (uint64_t)i * SLOT_SIZE;
 }
 
 /* Takes (type F_RDLCK or F_WRLCK) or drops (F_UNLCK) the lock on byte
@@ -205,8 +170,9 @@ map_one(struct bloom *b, unsigned i)
 		return BLOOM_ERRNO;
 	}
 	sg->bits = sg->map;
-	sg->inserted = head_word(b, slot_offset(i) + SLOT_OFF_INSERTED);
-	sg->stamp = head_word(b, slot_offset(i) + SLOT_OFF_STAMP);
+	sg->inserted = head_word(b, format_slot_offset(i) +
+	    SLOT_OFF_INSERTED);
+	sg->stamp = head_word(b, format_slot_offset(i) + SLOT_OFF_STAMP);
 	return BLOOM_OK;
 }
 
@@ -241,7 +207,6 @@ static int
 map_appended(struct bloom *b, uint64_t count)
 {
 	unsigned char slot[SLOT_SIZE];
-	const struct segment_info *last;
 	struct stat st;
 	uint64_t min_offset;
 	int s;
@@ -251,11 +216,9 @@ map_appended(struct bloom *b, uint64_t count)
 	if (fstat(b->fd, &st) == -1)
 		return BLOOM_ERRNO;
 	while (b->nmapped < count) {
-		last = &b->hdr.seg[b->nmapped - 1];
-		min_offset = last->offset + last->nblocks * BLOCK_BYTES;
-		min_offset = (min_offset + FILE_PAGE - 1) / FILE_PAGE *
-		    FILE_PAGE;
-		memcpy(slot, b->head + slot_offset(b->nmapped), SLOT_SIZE);
+		min_offset = format_next_offset(&b->hdr.seg[b->nmapped - 1]);
+		memcpy(slot, b->head + format_slot_offset(b->nmapped),
+		    SLOT_SIZE);
 		s = format_slot_parse(slot, b->nmapped, &b->hdr, min_offset,
 		    (uint64_t)st.st_size, &b->hdr.seg[b->nmapped]);
 		if (s != BLOOM_OK)
@@ -286,7 +249,7 @@ clock_epoch(const struct bloom_header *h)
 static int
 generation_live(const struct bloom *b, unsigned i, uint64_t epoch)
 {
-	uint64_t stamp = counter_read(b->seg[i].stamp);
+	uint64_t stamp = format_word_load(b->seg[i].stamp);
 
 	/* A stamp is 1 + the generation held, or 0 for none yet. */
 	return stamp != 0 && stamp - 1 <= epoch &&
@@ -313,7 +276,7 @@ order_live(struct bloom *b)
 	unsigned i, j, v;
 
 	for (i = 0; i < b->nlive; i++)
-		ins[i] = counter_read(b->seg[b->live[i]].inserted);
+		ins[i] = format_word_load(b->seg[b->live[i]].inserted);
 	for (i = 1; i < b->nlive; i++) {
 		uint64_t key = ins[i];
 
@@ -340,7 +303,7 @@ segments_refresh(struct bloom *b)
 		b->live[0] = b->target = 0;
 		return BLOOM_OK;
 	case MODE_GROW:
-		count = counter_read(head_word(b, V2_OFF_NSEGMENTS));
+		count = format_word_load(head_word(b, V2_OFF_NSEGMENTS));
 		if (count > b->nmapped &&
 		    (s = map_appended(b, count)) != BLOOM_OK)
 			return s;
@@ -351,7 +314,7 @@ segments_refresh(struct bloom *b)
 		break;
 	case MODE_WINDOW:
 		/* Another process may have written anything there. */
-		file_epoch = counter_read(head_word(b, V2_OFF_EPOCH));
+		file_epoch = format_epoch(b->head);
 		if (file_epoch > EPOCH_MAX)
 			return BLOOM_EEPOCH;
 		b->epoch = clock_epoch(&b->hdr);
@@ -382,7 +345,7 @@ clear_segment(struct bloom *b, unsigned i)
 	    (off_t)sg->info.offset, (off_t)sg->map_size) == -1)
 #endif
 		memset(sg->bits, 0, sg->map_size);
-	counter_store(sg->inserted, 0);
+	format_word_store(sg->inserted, 0);
 }
 
 /*
@@ -404,7 +367,7 @@ rotate_to(struct bloom *b, uint64_t to, unsigned event)
 		s = BLOOM_ERRNO;
 		goto out;
 	}
-	from = counter_read(head_word(b, V2_OFF_EPOCH));
+	from = format_epoch(b->head);
 	if (from > EPOCH_MAX) {
 		s = BLOOM_EEPOCH;
 		goto done;
@@ -419,15 +382,15 @@ rotate_to(struct bloom *b, uint64_t to, unsigned event)
 	if (start > to) {
 		/* Another process rotated first, unless the generation now
 		 * is not stamped as such: then it is mended. */
-		if (counter_read(b->seg[to % g].stamp) == to + 1)
+		if (format_word_load(b->seg[to % g].stamp) == to + 1)
 			goto done;
 		start = to;
 	}
 	for (e = start; e <= to; e++)
 		clear_segment(b, (unsigned)(e % g));
-	counter_store(head_word(b, V2_OFF_EPOCH), to);
+	format_word_store(head_word(b, V2_OFF_EPOCH), to);
 	for (e = start; e <= to; e++)
-		counter_store(b->seg[e % g].stamp, e + 1);
+		format_word_store(b->seg[e % g].stamp, e + 1);
 	b->events |= event;
 done:
 	lock_byte(b, F_UNLCK, LOCK_ADD);
@@ -444,14 +407,13 @@ static int
 grow(struct bloom *b)
 {
 	unsigned char slot[SLOT_SIZE];
-	const struct segment_info *last;
 	struct segment_info next;
 	uint64_t count, offset;
 	int s, e;
 
 	if (lock_byte(b, F_WRLCK, LOCK_LIST) == -1)
 		return BLOOM_ERRNO;
-	count = counter_read(head_word(b, V2_OFF_NSEGMENTS));
+	count = format_word_load(head_word(b, V2_OFF_NSEGMENTS));
 	if (count != b->nmapped) {
 		s = BLOOM_OK;	/* another process grew it */
 		goto out;
@@ -460,9 +422,7 @@ grow(struct bloom *b)
 		s = BLOOM_ESEGMENTS_FULL;
 		goto out;
 	}
-	last = &b->hdr.seg[count - 1];
-	offset = last->offset + last->nblocks * BLOCK_BYTES;
-	offset = (offset + FILE_PAGE - 1) / FILE_PAGE * FILE_PAGE;
+	offset = format_next_offset(&b->hdr.seg[count - 1]);
 	if ((s = segments_plan(&b->hdr, (unsigned)count, offset, &next)) !=
 	    BLOOM_OK)
 		goto out;
@@ -475,14 +435,14 @@ grow(struct bloom *b)
 		goto out;
 	}
 	format_slot_build(slot, (unsigned)count, &next);
-	memcpy(b->head + slot_offset((unsigned)count), slot, SLOT_SIZE);
+	memcpy(b->head + format_slot_offset((unsigned)count), slot, SLOT_SIZE);
 	/* The entry and the space reach the disk before the count that
 	 * makes them part of the filter. */
 	if (fdatasync(b->fd) == -1) {
 		s = BLOOM_ERRNO;
 		goto out;
 	}
-	counter_store(head_word(b, V2_OFF_NSEGMENTS), count + 1);
+	format_word_store(head_word(b, V2_OFF_NSEGMENTS), count + 1);
 	b->events |= BLOOM_EV_GREW;
 out:
 	e = errno;
@@ -534,7 +494,7 @@ segments_begin_add(struct bloom *b, uint64_t *room)
 		if ((s = segments_refresh(b)) != BLOOM_OK)
 			break;
 		t = &b->seg[b->target];
-		inserted = counter_read(t->inserted);
+		inserted = format_word_load(t->inserted);
 		if (b->hdr.mode == MODE_GROW) {
 			if (inserted < t->info.capacity)
 				break;
@@ -542,8 +502,8 @@ segments_begin_add(struct bloom *b, uint64_t *room)
 				return s;
 			continue;
 		}
-		stamp = counter_read(t->stamp);
-		file_epoch = counter_read(head_word(b, V2_OFF_EPOCH));
+		stamp = format_word_load(t->stamp);
+		file_epoch = format_epoch(b->head);
 		if (file_epoch == b->epoch && stamp == b->epoch + 1 &&
 		    inserted < t->info.capacity)
 			break;
@@ -581,7 +541,7 @@ segments_count(struct bloom *b, unsigned i, uint64_t fresh)
 
 	if (fresh == 0)
 		return;
-	before = counter_add(sg->inserted, fresh);
+	before = format_word_add(sg->inserted, fresh);
 	if (b->hdr.mode == MODE_FIXED && before <= sg->info.capacity &&
 	    before + fresh > sg->info.capacity) {
 		b->events |= BLOOM_EV_FULL;
@@ -594,16 +554,13 @@ void
 segments_raise(struct bloom *b, unsigned i, uint64_t count)
 {
 	struct segment *sg = &b->seg[i];
-	uint64_t old = __atomic_load_n(sg->inserted, __ATOMIC_RELAXED);
+	uint64_t old = format_word_raise(sg->inserted, count);
 
-	do {
-		if (le64(old) >= count)
-			return;
-	} while (!__atomic_compare_exchange_n(sg->inserted, &old, le64(count),
-	    1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	/* A count from the fill scatters around the truth: only a rate
 	 * past the target is worth a warning. */
-	if (b->hdr.mode == MODE_FIXED && le64(old) <= sg->info.capacity &&
+	if (old >= count)
+		return;
+	if (b->hdr.mode == MODE_FIXED && old <= sg->info.capacity &&
 	    count > sg->info.capacity) {
 		b->full_fpr = params_fpr(count, sg->info.nblocks,
 		    sg->info.hashes);

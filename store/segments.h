@@ -14,9 +14,6 @@
  * the fewest bits per key for a filter grown 32 times with F = 2. */
 #define GROW_RATIO	0.8
 
-/* Reads a little-endian counter in the mapped file. */
-uint64_t counter_read(const uint64_t *counter);
-
 /* Sizes segment i of a v2 filter whose header fields (mode, capacity,
  * target_fpr, growth, ratio, slots) are in h, starting at offset.  Returns
  * BLOOM_OK, or BLOOM_ETOOBIG if it cannot be made. */
