@@ -27,6 +27,7 @@
 #include "lib/endian.h"
 #include "lib/memory.h"
 #include "store/holes.h"
+#include "store/handle.h"
 #include "store/segments.h"
 
 #define PAGE_GUESS	4096	/* bytes in a page, for heuristics */

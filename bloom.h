@@ -7,32 +7,13 @@
 #include <stdint.h>
 
 #include "store/format.h"
+#include "store/handle.h"	/* until the front end uses accessors */
+#include "store/segments.h"	/* BLOOM_EV_* */
 #include "hash.h"
 #include "params.h"
 
 #define BLOOM_CHUNK	(1 << 16)	/* keys bloom_add and bloom_test work
 					 * on at a time */
-
-/* Things an add did that the user should hear of (bloom_events). */
-#define BLOOM_EV_GREW		0x1	/* this process appended a segment */
-#define BLOOM_EV_FULL		0x2	/* it took a fixed filter past its
-					 * capacity */
-#define BLOOM_EV_EARLY		0x4	/* it closed a generation that filled
-					 * before its time */
-
-/* One segment as mapped. */
-struct segment {
-	struct segment_info info;	/* as validated from the table */
-	unsigned char *bits;		/* its bit array */
-	unsigned char *map;		/* its own mapping, or NULL (v1) */
-	size_t map_size;		/* bytes of map */
-	uint64_t *inserted;		/* its counter, in the mapped table */
-	uint64_t *stamp;		/* its stamp, or NULL (v1) */
-	uint64_t whole;			/* blocks a key's block is chosen
-					 * among: nblocks, or a slice's
-					 * whole filter's */
-	uint64_t lo;			/* the first of those it holds */
-};
 
 /* What bloom_add and bloom_test set for a key that a slice does not hold:
  * neither found nor new. */
@@ -50,43 +31,6 @@ struct bloom_pretest {
 	struct segment seg[PRETEST_MAX];	/* copies, the fullest first */
 	uint64_t mask;			/* their indices, as bits */
 };
-
-/* An open filter. */
-struct bloom {
-	const char *path;	/* as opened, for the caller's messages */
-	int fd;			/* the open file, holding a shared flock */
-	int writable;		/* opened for add */
-	int sparse;		/* the file has holes (holes.c): read-only,
-				 * they are mapped as private zero pages */
-	unsigned char *head;	/* v2: header and table; v1: the file */
-	size_t head_size;	/* bytes of head */
-	struct bloom_header hdr;	/* the header as validated at open */
-	uint64_t seed;		/* hash seed */
-	struct segment seg[SEGMENTS_MAX];	/* the segments mapped */
-	unsigned nmapped;	/* segments mapped: those in use at the last
-				 * refresh */
-	unsigned nlive;		/* segments live now */
-	unsigned live[SEGMENTS_MAX];	/* their indices, the fullest first */
-	unsigned target;	/* index of the segment adds go to */
-	uint64_t epoch;		/* window: the generation now */
-	uint32_t *pending;	/* BLOOM_CHUNK key indices, for passes */
-	unsigned char *found;	/* BLOOM_CHUNK flags, for passes */
-	uint64_t lookups;	/* keys added or tested so far */
-	uint64_t prefault_at;	/* lookups after which to map all pages */
-	int prefaulted;		/* all pages were mapped */
-	unsigned events;	/* BLOOM_EV_* not yet taken */
-	double full_fpr;	/* with BLOOM_EV_FULL: the estimated rate */
-	void (*on_lock_wait)(const char *path);	/* unless NULL, called
-				 * once when a wait for another process's
-				 * growth or rotation has lasted a second;
-				 * set by the caller after bloom_open */
-	int lock_wait_told;	/* on_lock_wait was called */
-};
-
-/* Waits for a lock another process holds: tried every BLOOM_WAIT_TICK_NS,
- * and told once after BLOOM_WAIT_TELL_TICKS tries. */
-#define BLOOM_WAIT_TICK_NS	10000000L	/* 10 ms between tries */
-#define BLOOM_WAIT_TELL_TICKS	100		/* tries before saying so */
 
 /* Takes flock(2) lock op (LOCK_SH or LOCK_EX) on fd, calling on_wait
  * (unless NULL) with path once after a second of waiting, and waiting

@@ -35,6 +35,7 @@
 
 #include "lib/memory.h"
 #include "store/holes.h"
+#include "store/handle.h"
 #include "store/segments.h"
 
 #define LOCK_LIST	0	/* byte held to grow or rotate */

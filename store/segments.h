@@ -6,7 +6,16 @@
 
 #include <stdint.h>
 
-#include "bloom.h"
+#include "store/format.h"
+
+/* Things an add did that the user should hear of (bloom_events). */
+#define BLOOM_EV_GREW		0x1	/* this process appended a segment */
+#define BLOOM_EV_FULL		0x2	/* it took a fixed filter past its
+					 * capacity */
+#define BLOOM_EV_EARLY		0x4	/* it closed a generation that filled
+					 * before its time */
+
+struct bloom;
 
 /* The rate factor between the segments of a growable filter: segment i
  * is sized for rate P (1 - r) r^i, so that all of them together stay
