@@ -29,9 +29,10 @@ endif
 CLI_OBJ = cli.o cli/cmd_create.o cli/cmd_stream.o cli/cmd_filter.o \
 	cli/parse.o cli/progress.o cli/quote.o
 STREAM_OBJ = stream/engine.o stream/batch.o stream/lines.o stream/fields.o
-FILTER_OBJ = filter/create.o filter/merge.o filter/stats.o
+FILTER_OBJ = filter/create.o filter/merge.o filter/stats.o filter/sweep.o
 CORE_OBJ = bloom.o
-STORE_OBJ = store/format.o store/segments.o store/holes.o store/iothread.o
+STORE_OBJ = store/format.o store/segments.o store/bits.o store/holes.o \
+	store/iothread.o
 BASE_OBJ = params.o hash.o
 LIB_OBJ = lib/memory.o lib/output.o lib/threads.o
 OBJ = $(CLI_OBJ) $(STREAM_OBJ) $(FILTER_OBJ) $(CORE_OBJ) $(STORE_OBJ) \
@@ -98,6 +99,7 @@ tests/fuzz/header: tests/fuzz/header.c store/format.c hash.c params.c $(HDR)
 FUZZFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -pthread $(CPPFLAGS) -I.
 FUZZ_LINES_SRC = tests/fuzz/lines.c stream/lines.c stream/fields.c bloom.c \
+	store/bits.c \
 	store/segments.c lib/memory.c store/holes.c store/format.c params.c \
 	hash.c lib/threads.c
 

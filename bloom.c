@@ -1,12 +1,10 @@
 /*
- * The filter file: atomic creation, opening and mapping, and add, test
- * and fill over its segments.  The format is format.c's; which segments
- * are live and which takes adds is segments.c's.
- *
- * Bit i of a block is bit i % 8 of its byte i / 8, so an array reads the
- * same on any host.  A key's block is chosen by multiply-shift of its
- * hash; its bits inside the block come from the SplitMix64 sequence seeded
- * with the hash.  Every segment of a filter shares the seed.
+ * The filter: opening and mapping its file, and adding and testing keys
+ * over its segments, by one policy for both passes (line by line here,
+ * sorted batches in sweep.c): which segments answer, which takes adds,
+ * and which keys a slice passes over.  The format is format.c's; which
+ * segments are live, which takes adds and how much of its room an adder
+ * takes are segments.c's; setting and testing a key's bits is bits.c's.
  */
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -24,8 +22,8 @@
 
 #include "bloom.h"
 #include "hash.h"
-#include "lib/endian.h"
 #include "lib/memory.h"
+#include "store/bits.h"
 #include "store/holes.h"
 #include "store/handle.h"
 #include "store/segments.h"
@@ -33,7 +31,17 @@
 #define PAGE_GUESS	4096	/* bytes in a page, for heuristics */
 #define PREFAULT_SHARE	16	/* prefault after pages / this lookups */
 #define HEAD_READ	8192	/* bytes read to parse: header and table */
-#define ROOM_SHARE	32	/* an add takes room / this keys at a time */
+#define BLOOM_CHUNK	(1 << 16)	/* keys a line-by-line pass works on
+					 * at a time */
+#define PRETEST_MAX	8	/* segments a reader thread tests, at most */
+
+/* Segments that a line reader's thread tests its keys against ahead of
+ * bloom_add or bloom_test (bloom_pretest_plan). */
+struct bloom_pretest {
+	unsigned nseg;			/* segments, 1 or more */
+	struct segment seg[PRETEST_MAX];	/* copies, the fullest first */
+	uint64_t mask;			/* their indices, as bits */
+};
 
 _Static_assert(HEAD_READ >= V2_HEADER_SIZE + SEGMENTS_MAX * SLOT_SIZE,
     "a whole table is read at open");
@@ -263,65 +271,6 @@ bloom_sync(struct bloom *b)
 	return BLOOM_OK;
 }
 
-/* Returns the high 64 bits of a * b. */
-static inline uint64_t
-mul_high(uint64_t a, uint64_t b)
-{
-#ifdef __SIZEOF_INT128__
-	return (uint64_t)(((unsigned __int128)a * b) >> 64);
-#else
-	uint64_t a_lo = (uint32_t)a, a_hi = a >> 32;
-	uint64_t b_lo = (uint32_t)b, b_hi = b >> 32;
-	uint64_t mid = (a_lo * b_lo >> 32) + (uint32_t)(a_hi * b_lo) +
-	    (uint32_t)(a_lo * b_hi);
-
-	return a_hi * b_hi + (a_hi * b_lo >> 32) + (a_lo * b_hi >> 32) +
-	    (mid >> 32);
-#endif
-}
-
-/* SplitMix64 (Steele, Lea and Flood, 2014): a bijective 64-bit mixer. */
-#define SPLITMIX_GAMMA	0x9e3779b97f4a7c15ULL
-
-static inline uint64_t
-splitmix(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/*
- * The high bits of the key's hash pick its block by multiply-shift.  The
- * bit positions inside the block come from the SplitMix64 sequence seeded
- * with the hash, nine bits each, seven to a word: independent of the block
- * choice and of each other, as params.c assumes.  POSITIONS walks them,
- * running STEP with word (the index of the position's 64-bit word in the
- * block) and bit (its mask, in file byte order); the words are read where
- * they are rather than gathered into a mask, which would cost a trip
- * through memory per key.
- */
-#define POSITIONS(h, hashes, STEP) do {					\
-	uint64_t state_ = (h);						\
-	unsigned left_ = (hashes);					\
-									\
-	while (left_ > 0) {						\
-		uint64_t bits_;						\
-		unsigned n_ = left_ < 7 ? left_ : 7;			\
-									\
-		state_ += SPLITMIX_GAMMA;				\
-		bits_ = splitmix(state_);				\
-		left_ -= n_;						\
-		while (n_-- > 0) {					\
-			unsigned word = (unsigned)(bits_ >> 6) & 7;	\
-			uint64_t bit = le64((uint64_t)1 << (bits_ & 63)); \
-									\
-			STEP;						\
-			bits_ >>= 9;					\
-		}							\
-	}								\
-} while (0)
-
 uint64_t
 bloom_hash(const struct bloom *b, const void *key, size_t len)
 {
@@ -334,13 +283,6 @@ bloom_hash_begin(const struct bloom *b, struct hash_state *st)
 	hash64_begin(st, b->seed);
 }
 
-static inline uint64_t *
-block_of(const struct segment *s, uint64_t h)
-{
-	return (uint64_t *)(s->bits + (mul_high(h, s->whole) - s->lo) *
-	    BLOCK_BYTES);
-}
-
 /* Lists in idx the keys that slice s holds, marking the others
  * BLOOM_ELSEWHERE in mark; returns how many it holds. */
 static size_t
@@ -350,7 +292,7 @@ in_slice(const struct segment *s, const uint64_t *hashes, size_t n,
 	size_t i, m = 0;
 
 	for (i = 0; i < n; i++) {
-		int in = bloom_block(s, hashes[i]) < s->info.nblocks;
+		int in = bits_block(s, hashes[i]) < s->info.nblocks;
 
 		mark[i] = in ? 0 : BLOOM_ELSEWHERE;
 		idx[m] = (uint32_t)i;
@@ -359,164 +301,10 @@ in_slice(const struct segment *s, const uint64_t *hashes, size_t n,
 	return m;
 }
 
-/* Returns 1 if all the key's bits are set in block.  Without a branch per
- * bit: whether a bit is set is a coin toss the CPU cannot predict. */
-static inline int
-has_bits(const uint64_t *block, uint64_t h, unsigned hashes)
-{
-	uint64_t missing = 0;
-
-	POSITIONS(h, hashes, missing |= bit &
-	    ~__atomic_load_n(&block[word], __ATOMIC_RELAXED));
-	return missing == 0;
-}
-
-/*
- * Sets the key's bits in block; returns 1 if any was clear.  A key found
- * whole writes nothing.  A new one sets each of its bits with an atomic OR
- * (lock or: the bts that a test of the old bit would compile to is
- * microcoded and several times slower), so that other processes adding at
- * once lose nothing; two processes that add the same new key at the same
- * instant may both call it new.
- */
-static inline int
-set_bits(uint64_t *block, uint64_t h, unsigned hashes)
-{
-	if (has_bits(block, h, hashes))
-		return 0;
-	POSITIONS(h, hashes, __atomic_fetch_or(&block[word], bit,
-	    __ATOMIC_RELAXED));
-	return 1;
-}
-
-/*
- * The keys are taken in batches.  While one is tested, the blocks of the
- * keys up to PREFETCH_AHEAD further on are loading.
- */
-#define BATCH		16	/* keys tested before the new ones are set */
-#define PREFETCH_AHEAD	64	/* keys whose blocks load ahead */
-
-_Static_assert(BATCH <= UCHAR_MAX + 1, "batch index fits a byte");
-
-/*
- * Adds a batch of n <= BATCH keys to segment s.  Whether a key is new is a
- * coin toss when half the input repeats, so the batch is tested first
- * without a branch per key, and only the keys that missed a bit are then
- * visited to set theirs.  Each is tested again just before: a key set
- * earlier in the batch may have set its bits (a repeat, or a false
- * positive), and the answers must be those of adding the keys one at a
- * time.
- */
+/* Keeps in idx[0..m) only the keys that found does not mark; returns how
+ * many. */
 static size_t
-add_batch(const struct segment *s, const uint64_t *hashes, size_t n,
-    unsigned char *isnew)
-{
-	unsigned char missed[BATCH];	/* indices of keys that missed */
-	size_t i, j, nmissed = 0, fresh = 0;
-	unsigned k = s->info.hashes;
-
-	for (i = 0; i < n; i++) {
-		isnew[i] = 0;
-		missed[nmissed] = (unsigned char)i;
-		nmissed += !has_bits(block_of(s, hashes[i]), hashes[i], k);
-	}
-	for (j = 0; j < nmissed; j++) {
-		i = missed[j];
-		isnew[i] = (unsigned char)set_bits(block_of(s, hashes[i]),
-		    hashes[i], k);
-		fresh += isnew[i];
-	}
-	return fresh;
-}
-
-/*
- * Starts loading the blocks of the keys from the batch at i on that are
- * PREFETCH_AHEAD keys away, or all of the first ones when i is 0; KEY(j)
- * is the hash of key j.  A macro rather than a function: GCC finds that a
- * function that only prefetches has no effect and drops the calls.
- */
-#define PREFETCH_BATCH(s, KEY, i, n) do {				\
-	size_t from_ = (i) == 0 ? 0 : (i) + PREFETCH_AHEAD - BATCH;	\
-	size_t to_ = (i) + PREFETCH_AHEAD < (n) ?			\
-	    (i) + PREFETCH_AHEAD : (n);					\
-									\
-	for (; from_ < to_; from_++)					\
-		__builtin_prefetch(block_of((s), KEY(from_)));		\
-} while (0)
-
-#define ALL_KEY(j)	(hashes[j])
-#define SOME_KEY(j)	(hashes[idx[j]])
-
-/* Adds the n keys to segment s; returns how many were new to it. */
-static size_t
-seg_add(const struct segment *s, const uint64_t *hashes, size_t n,
-    unsigned char *isnew)
-{
-	size_t i, fresh = 0;
-
-	for (i = 0; i < n; i += BATCH) {
-		PREFETCH_BATCH(s, ALL_KEY, i, n);
-		fresh += add_batch(s, hashes + i, n - i < BATCH ? n - i : BATCH,
-		    isnew + i);
-	}
-	return fresh;
-}
-
-size_t
-bloom_add_list(const struct segment *s, const uint64_t *hashes,
-    const uint32_t *idx, size_t m, unsigned char *isnew)
-{
-	size_t j, fresh = 0;
-
-	for (j = 0; j < m; j++) {
-		if (j % BATCH == 0)
-			PREFETCH_BATCH(s, SOME_KEY, j, m);
-		isnew[idx[j]] = (unsigned char)set_bits(block_of(s,
-		    hashes[idx[j]]), hashes[idx[j]], s->info.hashes);
-		fresh += isnew[idx[j]];
-	}
-	return fresh;
-}
-
-/* Tests the n keys against segment s, setting found[i]. */
-static void
-seg_test(const struct segment *s, const uint64_t *hashes, size_t n,
-    unsigned char *found)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (i % BATCH == 0)
-			PREFETCH_BATCH(s, ALL_KEY, i, n);
-		found[i] = (unsigned char)has_bits(block_of(s, hashes[i]),
-		    hashes[i], s->info.hashes);
-	}
-}
-
-size_t
-bloom_test_list(const struct segment *s, const uint64_t *hashes,
-    const uint32_t *idx, size_t m, unsigned char *found)
-{
-	size_t j, count = 0;
-
-	for (j = 0; j < m; j++) {
-		if (j % BATCH == 0)
-			PREFETCH_BATCH(s, SOME_KEY, j, m);
-		found[idx[j]] = (unsigned char)has_bits(block_of(s,
-		    hashes[idx[j]]), hashes[idx[j]], s->info.hashes);
-		count += found[idx[j]];
-	}
-	return count;
-}
-
-uint64_t
-bloom_block(const struct segment *s, uint64_t h)
-{
-	return mul_high(h, s->whole) - s->lo;
-}
-
-size_t
-bloom_keep_missing(uint32_t *idx, size_t m, const unsigned char *found)
+keep_missing(uint32_t *idx, size_t m, const unsigned char *found)
 {
 	size_t j, left = 0;
 
@@ -527,69 +315,263 @@ bloom_keep_missing(uint32_t *idx, size_t m, const unsigned char *found)
 	return left;
 }
 
+/* Lists in idx the keys of n that found does not mark; returns how
+ * many. */
+static size_t
+list_missing(uint32_t *idx, size_t n, const unsigned char *found)
+{
+	size_t j, left = 0;
+
+	for (j = 0; j < n; j++) {
+		idx[left] = (uint32_t)j;
+		left += !found[j];
+	}
+	return left;
+}
+
+/* ==== The add and test policy, for both passes ==== */
+
 /*
- * Tests the keys idx lists (m of them, or all n when m is n and none is
- * found yet) against the nseg segments in turn, each pass only over the
- * keys no segment has found yet, with its own prefetching.  Sets found and
+ * Visits segment s for pass v: tests (add 0) or adds (add 1) the m keys
+ * idx lists, or keys 0 to m in order if idx is NULL.  Returns how many
+ * were new to s (add).  The line-by-line pass works on the mapping with
+ * prefetching; a sorted pass visits its own way (sweep.c).
+ */
+static size_t
+visit(const struct bloom_pass *v, const struct segment *s,
+    const uint64_t *hashes, const uint32_t *idx, size_t m, int add,
+    unsigned char *res)
+{
+	if (v->visit != NULL)
+		return v->visit(v->arg, s, hashes, idx, m, add, res);
+	if (idx == NULL && add)
+		return bits_add(s, hashes, m, res);
+	if (idx == NULL) {
+		bits_test(s, hashes, m, res);
+		return 0;
+	}
+	if (add)
+		return bits_add_list(s, hashes, idx, m, res);
+	bits_test_list(s, hashes, idx, m, res);
+	return 0;
+}
+
+/*
+ * Tests the n keys against the nseg segments in turn, each pass only over
+ * the keys no segment has found yet: all n to begin with if all, else the
+ * m that idx lists (found holds what is found so far).  Sets found and
  * leaves in idx the keys found nowhere; returns how many.
  */
 static size_t
-test_passes(const struct segment *const *seg, unsigned nseg,
-    const uint64_t *hashes, size_t n, uint32_t *idx, size_t m,
-    unsigned char *found)
+test_passes(const struct bloom_pass *v, const struct segment *const *seg,
+    unsigned nseg, const uint64_t *hashes, size_t n, unsigned char *found,
+    uint32_t *idx, size_t m, int all)
 {
 	unsigned i;
 
 	for (i = 0; i < nseg && m > 0; i++) {
-		if (m == n)
-			seg_test(seg[i], hashes, n, found);
-		else
-			bloom_test_list(seg[i], hashes, idx, m, found);
-		m = bloom_keep_missing(idx, m, found);
+		visit(v, seg[i], hashes, all ? NULL : idx, m, 0, found);
+		m = all ? list_missing(idx, n, found) :
+		    keep_missing(idx, m, found);
+		all = 0;
 	}
-	return m;
+	return all ? list_missing(idx, n, found) : m;
 }
 
 /*
- * Tests the n <= BLOOM_CHUNK keys against every live segment but those in
- * skip (a bit per segment index), one segment after another, the fullest
- * first, each pass only over the keys no segment has found yet: a present
- * key usually costs one lookup, an absent one a lookup per segment, each
- * pass prefetching its own blocks.  Starts from what a pretest found, if
- * prefound is not NULL.  Sets found[i] and leaves the keys found nowhere
- * in b->pending; returns how many.
+ * Tests the n keys against every live segment but those in skip (a bit
+ * per segment index), one segment after another, the fullest first, each
+ * pass only over the keys no segment has found yet: a present key usually
+ * costs one lookup, an absent one a lookup per segment.  Starts from what
+ * a pretest found, if prefound is not NULL.  Sets found[i] and leaves the
+ * keys found nowhere in v->idx; returns how many.
  */
 static size_t
-test_live(struct bloom *b, const uint64_t *hashes, size_t n,
-    unsigned char *found, uint64_t skip, const unsigned char *prefound)
+test_live(struct bloom *b, const struct bloom_pass *v,
+    const uint64_t *hashes, size_t n, unsigned char *found, uint64_t skip,
+    const unsigned char *prefound)
 {
 	const struct segment *seg[SEGMENTS_MAX];
-	uint32_t *idx = b->pending;
-	size_t j, m = n;
+	size_t m = n;
 	unsigned li, nseg = 0;
 
-	for (j = 0; j < n; j++)
-		idx[j] = (uint32_t)j;
 	if (prefound != NULL) {
 		memcpy(found, prefound, n);
-		m = bloom_keep_missing(idx, n, found);
+		m = list_missing(v->idx, n, found);
 	} else
 		memset(found, 0, n);
 	for (li = 0; li < b->nlive; li++)
 		if (!(skip >> b->live[li] & 1))
 			seg[nseg++] = &b->seg[b->live[li]];
-	return test_passes(seg, nseg, hashes, n, idx, m, found);
+	return test_passes(v, seg, nseg, hashes, n, found, v->idx, m,
+	    prefound == NULL);
 }
 
-void
-bloom_pretest_plan(struct bloom *b, int adding, struct bloom_pretest *p)
+/*
+ * Tests the n <= v->max keys: a slice only those it holds, passing the
+ * others over; else against the live segments, less those a pretest
+ * tested if prefound is not NULL.
+ */
+static void
+test_some(struct bloom *b, const struct bloom_pass *v,
+    const struct bloom_pretest *p, const unsigned char *prefound,
+    const uint64_t *hashes, size_t n, unsigned char *found)
 {
+	const struct segment *s = &b->seg[0];
+
+	if (b->hdr.slices != 0)
+		visit(v, s, hashes, v->idx, in_slice(s, hashes, n, v->idx,
+		    found), 0, found);
+	else if (b->nlive == 1 && prefound == NULL)
+		visit(v, &b->seg[b->live[0]], hashes, NULL, n, 0, found);
+	else
+		test_live(b, v, hashes, n, found, prefound != NULL ? p->mask :
+		    0, prefound);
+}
+
+/* Tests the n keys, v->max at a time, after segments_refresh. */
+static void
+test_keys(struct bloom *b, const struct bloom_pass *v,
+    const struct bloom_pretest *p, const unsigned char *prefound,
+    const uint64_t *hashes, size_t n, unsigned char *found)
+{
+	size_t pos, m;
+
+	for (pos = 0; pos < n; pos += m) {
+		m = n - pos < v->max ? n - pos : v->max;
+		test_some(b, v, p, prefound != NULL ? prefound + pos : NULL,
+		    hashes + pos, m, found + pos);
+	}
+}
+
+/*
+ * Adds the n keys, which the target segment has room for, to it.  A key
+ * is new if no live segment had it.  A slice adds only the keys it holds.
+ * A growable filter adds only the keys no older segment holds; a window
+ * adds every key to the current generation, so that a key seen again is
+ * remembered from now on.  Returns how many were new to the target.
+ */
+static size_t
+add_some(struct bloom *b, const struct bloom_pass *v,
+    const struct bloom_pretest *p, const unsigned char *prefound,
+    const uint64_t *hashes, size_t n, unsigned char *isnew)
+{
+	const struct segment *t = &b->seg[b->target];
+	uint64_t skip = (uint64_t)1 << b->target;
+	size_t j, left, fresh;
+
+	if (b->hdr.slices != 0)
+		return visit(v, t, hashes, v->idx, in_slice(t, hashes, n,
+		    v->idx, isnew), 1, isnew);
+	if (b->nlive == 1 && prefound == NULL)
+		return visit(v, t, hashes, NULL, n, 1, isnew);
+	if (prefound != NULL)
+		skip |= p->mask;
+	left = test_live(b, v, hashes, n, v->found, skip, prefound);
+	if (b->hdr.mode == MODE_GROW) {
+		memset(isnew, 0, n);
+		return visit(v, t, hashes, v->idx, left, 1, isnew);
+	}
+	fresh = visit(v, t, hashes, NULL, n, 1, isnew);
+	for (j = 0; j < n; j++)
+		isnew[j] &= (unsigned char)!v->found[j];
+	return fresh;
+}
+
+/*
+ * Adds the n keys in turns: each takes what segments_begin_add grants of
+ * the target's room (a share, as other processes may be adding too), at
+ * most v->max keys, and counts the keys new to the target.
+ */
+static int
+add_keys(struct bloom *b, const struct bloom_pass *v,
+    const struct bloom_pretest *p, const unsigned char *prefound,
+    const uint64_t *hashes, size_t n, unsigned char *isnew, size_t *done)
+{
+	size_t pos, m;
+	int s;
+
+	for (pos = 0; pos < n; pos += m) {
+		*done = pos;
+		if ((s = segments_begin_add(b, n - pos < v->max ? n - pos :
+		    v->max, &m)) != BLOOM_OK)
+			return s;
+		segments_count(b, b->target, add_some(b, v, p, prefound !=
+		    NULL ? prefound + pos : NULL, hashes + pos, m, isnew + pos));
+		segments_end_add(b);
+	}
+	*done = n;
+	return BLOOM_OK;
+}
+
+/* The line-by-line pass: through the mapping, with prefetching. */
+static struct bloom_pass
+in_memory(struct bloom *b)
+{
+	struct bloom_pass v;
+
+	memset(&v, 0, sizeof v);
+	v.idx = b->pending;
+	v.found = b->found;
+	v.max = BLOOM_CHUNK;
+	return v;
+}
+
+int
+bloom_test(struct bloom *b, const struct bloom_pretest *p,
+    const unsigned char *prefound, const uint64_t *hashes, size_t n,
+    unsigned char *found)
+{
+	struct bloom_pass v = in_memory(b);
+	int s;
+
+	if ((s = segments_refresh(b)) != BLOOM_OK)
+		return s;
+	note_lookups(b, n);
+	test_keys(b, &v, p, prefound, hashes, n, found);
+	return BLOOM_OK;
+}
+
+int
+bloom_add(struct bloom *b, const struct bloom_pretest *p,
+    const unsigned char *prefound, const uint64_t *hashes, size_t n,
+    unsigned char *isnew, size_t *done)
+{
+	struct bloom_pass v = in_memory(b);
+
+	note_lookups(b, n);
+	return add_keys(b, &v, p, prefound, hashes, n, isnew, done);
+}
+
+int
+bloom_test_pass(struct bloom *b, const struct bloom_pass *v,
+    const uint64_t *hashes, size_t n, unsigned char *found)
+{
+	int s;
+
+	if ((s = segments_refresh(b)) != BLOOM_OK)
+		return s;
+	test_keys(b, v, NULL, NULL, hashes, n, found);
+	return BLOOM_OK;
+}
+
+int
+bloom_add_pass(struct bloom *b, const struct bloom_pass *v,
+    const uint64_t *hashes, size_t n, unsigned char *isnew, size_t *done)
+{
+	return add_keys(b, v, NULL, NULL, hashes, n, isnew, done);
+}
+
+/* ==== Reader threads' pretests ==== */
+
+struct bloom_pretest *
+bloom_pretest_plan(struct bloom *b, int adding)
+{
+	struct bloom_pretest *p;
 	unsigned li, ncand = 0, want;
 
-	p->nseg = 0;
-	p->mask = 0;
 	if (b->hdr.mode != MODE_GROW || segments_refresh(b) != BLOOM_OK)
-		return;
+		return NULL;
 	/*
 	 * The reader also reads, splits and hashes; the main thread of an
 	 * add also sets bits and writes lines.  Measured on a filter grown
@@ -602,12 +584,21 @@ bloom_pretest_plan(struct bloom *b, int adding, struct bloom_pretest *p)
 		want = ncand;
 	if (want > PRETEST_MAX)
 		want = PRETEST_MAX;
+	if (want == 0 || (p = calloc(1, sizeof *p)) == NULL)
+		return NULL;
 	for (li = 0; li < b->nlive && p->nseg < want; li++) {
 		if (adding && b->live[li] == b->target)
 			continue;
 		p->seg[p->nseg++] = b->seg[b->live[li]];
 		p->mask |= (uint64_t)1 << b->live[li];
 	}
+	return p;
+}
+
+void
+bloom_pretest_free(struct bloom_pretest *p)
+{
+	free(p);
 }
 
 void
@@ -616,132 +607,24 @@ bloom_pretest(const struct bloom_pretest *p, const uint64_t *hashes,
 {
 	const struct segment *seg[PRETEST_MAX];
 	uint32_t idx[BLOOM_CHUNK];
-	size_t j;
+	struct bloom_pass v;
 	unsigned i;
 
 	if (n > BLOOM_CHUNK)
 		return;
-	for (j = 0; j < n; j++)
-		idx[j] = (uint32_t)j;
+	memset(&v, 0, sizeof v);
 	for (i = 0; i < p->nseg; i++)
 		seg[i] = &p->seg[i];
-	test_passes(seg, p->nseg, hashes, n, idx, n, found);
-}
-
-int
-bloom_test(struct bloom *b, const struct bloom_pretest *p,
-    const unsigned char *prefound, const uint64_t *hashes, size_t n,
-    unsigned char *found)
-{
-	size_t pos, m;
-	int s;
-
-	if ((s = segments_refresh(b)) != BLOOM_OK)
-		return s;
-	note_lookups(b, n);
-	for (pos = 0; pos < n; pos += m) {
-		m = n - pos < BLOOM_CHUNK ? n - pos : BLOOM_CHUNK;
-		if (b->hdr.slices != 0) {
-			const struct segment *sg = &b->seg[0];
-			size_t k = in_slice(sg, hashes + pos, m, b->pending,
-			    found + pos);
-
-			bloom_test_list(sg, hashes + pos, b->pending, k,
-			    found + pos);
-		} else if (b->nlive == 1 && prefound == NULL)
-			seg_test(&b->seg[b->live[0]], hashes + pos, m,
-			    found + pos);
-		else
-			test_live(b, hashes + pos, m, found + pos,
-			    prefound != NULL ? p->mask : 0,
-			    prefound != NULL ? prefound + pos : NULL);
-	}
-	return BLOOM_OK;
-}
-
-/*
- * Adds the n <= room keys to the target segment.  A key is new if no live
- * segment had it.  A growable filter adds only the keys no older segment
- * holds; a window adds every key to the current generation, so that a key
- * seen again is remembered from now on.
- */
-static size_t
-add_some(struct bloom *b, const struct bloom_pretest *p,
-    const unsigned char *prefound, const uint64_t *hashes, size_t n,
-    unsigned char *isnew)
-{
-	const struct segment *t = &b->seg[b->target];
-	uint64_t skip = (uint64_t)1 << b->target;
-	size_t j, left, fresh;
-
-	if (b->hdr.slices != 0)
-		return bloom_add_list(t, hashes, b->pending, in_slice(t, hashes,
-		    n, b->pending, isnew), isnew);
-	if (b->nlive == 1 && prefound == NULL)
-		return seg_add(t, hashes, n, isnew);
-	if (prefound != NULL)
-		skip |= p->mask;
-	left = test_live(b, hashes, n, b->found, skip, prefound);
-	if (b->hdr.mode == MODE_GROW) {
-		memset(isnew, 0, n);
-		return bloom_add_list(t, hashes, b->pending, left, isnew);
-	}
-	fresh = seg_add(t, hashes, n, isnew);
-	for (j = 0; j < n; j++)
-		isnew[j] &= (unsigned char)!b->found[j];
-	return fresh;
-}
-
-int
-bloom_add(struct bloom *b, const struct bloom_pretest *p,
-    const unsigned char *prefound, const uint64_t *hashes, size_t n,
-    unsigned char *isnew, size_t *done)
-{
-	uint64_t room;
-	size_t pos, m, fresh;
-	int s;
-
-	note_lookups(b, n);
-	for (pos = 0; pos < n; pos += m) {
-		*done = pos;
-		if ((s = segments_begin_add(b, &room)) != BLOOM_OK)
-			return s;
-		m = n - pos < BLOOM_CHUNK ? n - pos : BLOOM_CHUNK;
-		if (m > room)
-			m = (size_t)room;
-		/* Other processes may be adding to the segment too: take a
-		 * share of the room at a time, so that together they pass
-		 * its capacity by little (at most a share each). */
-		if (room != UINT64_MAX && m > room / ROOM_SHARE + 1)
-			m = (size_t)(room / ROOM_SHARE + 1);
-		fresh = add_some(b, p, prefound != NULL ? prefound + pos : NULL,
-		    hashes + pos, m, isnew + pos);
-		segments_count(b, b->target, fresh);
-		segments_end_add(b);
-	}
-	*done = n;
-	return BLOOM_OK;
+	test_passes(&v, seg, p->nseg, hashes, n, found, idx, n, 1);
 }
 
 void
-bloom_or(struct bloom *b, unsigned di, uint64_t lo, const struct bloom *src,
-    unsigned si)
+bloom_or(struct bloom *b, unsigned di, const struct bloom *src, unsigned si)
 {
 	const struct segment *from = &src->seg[si];
-	uint64_t *to = (uint64_t *)(b->seg[di].bits + lo * BLOCK_BYTES);
-	const uint64_t *word = (const uint64_t *)from->bits;
-	uint64_t i, nwords = from->info.nblocks * (BLOCK_BYTES / 8);
 
-	if (from->map != NULL)
-		madvise(from->map, from->map_size, MADV_SEQUENTIAL);
-	/* A word writes only where the source has a bit the target lacks:
-	 * most words of a sparse or overlapping source cost one compare. */
-	for (i = 0; i < nwords; i++) {
-		uint64_t w = word[i];
-
-		if ((w & ~__atomic_load_n(&to[i], __ATOMIC_RELAXED)) != 0)
-			__atomic_fetch_or(&to[i], w, __ATOMIC_RELAXED);
-	}
+	bits_or(&b->seg[di], src->hdr.slices != 0 && b->hdr.slices == 0 ?
+	    from->lo : 0, from);
 }
 
 void
@@ -759,9 +642,57 @@ bloom_recount(struct bloom *b, unsigned i)
 uint32_t
 bloom_slice_of(const struct bloom *b, uint64_t h, uint32_t slices)
 {
-	uint64_t whole = b->seg[0].whole;
+	return bits_slice_of(&b->seg[0], h, slices);
+}
 
-	return (uint32_t)(mul_high(h, whole) / (whole / slices));
+int
+bloom_rotate(struct bloom *b)
+{
+	return segments_rotate(b);
+}
+
+/* ==== What an open filter is ==== */
+
+void
+bloom_on_lock_wait(struct bloom *b, void (*on_wait)(const char *path))
+{
+	b->on_lock_wait = on_wait;
+}
+
+const struct bloom_header *
+bloom_header(const struct bloom *b)
+{
+	return &b->hdr;
+}
+
+const char *
+bloom_path(const struct bloom *b)
+{
+	return b->path;
+}
+
+int
+bloom_fd(const struct bloom *b)
+{
+	return b->fd;
+}
+
+int
+bloom_sparse(const struct bloom *b)
+{
+	return b->sparse;
+}
+
+unsigned
+bloom_nsegments(const struct bloom *b)
+{
+	return b->nmapped;
+}
+
+unsigned
+bloom_target(const struct bloom *b)
+{
+	return b->target;
 }
 
 unsigned
@@ -773,16 +704,16 @@ bloom_events(struct bloom *b)
 	return ev;
 }
 
+double
+bloom_full_fpr(const struct bloom *b)
+{
+	return b->full_fpr;
+}
+
 int
 bloom_refresh(struct bloom *b)
 {
 	return segments_refresh(b);
-}
-
-int
-bloom_rotate(struct bloom *b)
-{
-	return segments_rotate(b);
 }
 
 int
@@ -809,71 +740,6 @@ bloom_epoch(const struct bloom *b)
 	return b->hdr.mode == MODE_WINDOW ? format_epoch(b->head) : 0;
 }
 
-static inline unsigned
-popcount_portable(uint64_t x)
-{
-	x = x - ((x >> 1) & 0x5555555555555555ULL);
-	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
-	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
-	return (unsigned)((x * 0x0101010101010101ULL) >> 56);
-}
-
-/* Counts the bits of each block into hist; returns the total. */
-static inline uint64_t
-count_blocks(const uint64_t *word, uint64_t nblocks,
-    uint64_t hist[BLOCK_BITS + 1], unsigned (*popcount)(uint64_t))
-{
-	uint64_t i, total = 0;
-
-	for (i = 0; i < nblocks; i++, word += 8) {
-		unsigned c = popcount(word[0]) + popcount(word[1]) +
-		    popcount(word[2]) + popcount(word[3]) +
-		    popcount(word[4]) + popcount(word[5]) +
-		    popcount(word[6]) + popcount(word[7]);
-
-		hist[c]++;
-		total += c;
-	}
-	return total;
-}
-
-static uint64_t
-count_portable(const uint64_t *word, uint64_t nblocks,
-    uint64_t hist[BLOCK_BITS + 1])
-{
-	return count_blocks(word, nblocks, hist, popcount_portable);
-}
-
-/* The same with the x86 POPCNT instruction, where the CPU has it. */
-#if defined(__GNUC__) && defined(__x86_64__)
-#define HAVE_POPCNT_DISPATCH
-__attribute__((target("popcnt"))) static inline unsigned
-popcount_popcnt(uint64_t x)
-{
-	return (unsigned)__builtin_popcountll(x);
-}
-
-__attribute__((target("popcnt"))) static uint64_t
-count_popcnt(const uint64_t *word, uint64_t nblocks,
-    uint64_t hist[BLOCK_BITS + 1])
-{
-	return count_blocks(word, nblocks, hist, popcount_popcnt);
-}
-#endif
-
-/* Counts the bits of nblocks blocks from word into hist; returns the
- * total. */
-static uint64_t
-count_range(const uint64_t *word, uint64_t nblocks,
-    uint64_t hist[BLOCK_BITS + 1])
-{
-#ifdef HAVE_POPCNT_DISPATCH
-	if (__builtin_cpu_supports("popcnt"))
-		return count_popcnt(word, nblocks, hist);
-#endif
-	return count_portable(word, nblocks, hist);
-}
-
 uint64_t
 bloom_fill(struct bloom *b, unsigned i, uint64_t hist[BLOCK_BITS + 1])
 {
@@ -888,7 +754,7 @@ bloom_fill(struct bloom *b, unsigned i, uint64_t hist[BLOCK_BITS + 1])
 		else if (s->map == NULL && !b->prefaulted &&
 		    memory_fits(b->head_size))
 			prefault(b);
-		return count_range(word, s->info.nblocks, hist);
+		return bits_count(word, s->info.nblocks, hist);
 	}
 	/* Holes are zero bits: counted, not read.  Their bounds are whole
 	 * pages, so whole blocks. */
@@ -898,7 +764,7 @@ bloom_fill(struct bloom *b, unsigned i, uint64_t hist[BLOCK_BITS + 1])
 		from -= (from - s->info.offset) % BLOCK_BYTES;
 		to += (end - to) % BLOCK_BYTES;
 		hist[0] -= (to - from) / BLOCK_BYTES;
-		total += count_range(word + (from - s->info.offset) / 8,
+		total += bits_count(word + (from - s->info.offset) / 8,
 		    (to - from) / BLOCK_BYTES, hist);
 		off = to;
 	}

@@ -1,36 +1,28 @@
-/* bloom.h: interface of bloom.c, the filter file: create, open, add,
- * test and fill counting over its segments. */
+/* bloom.h: interface of bloom.c, the filter: open, add and test over its
+ * segments, the one policy both passes follow, and what the layers above
+ * may read of an open filter.  The handle is opaque: its fields are
+ * store/handle.h's, for bloom.c and store/ only. */
 #ifndef BLOOM_BLOOM_H
 #define BLOOM_BLOOM_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store/format.h"
-#include "store/handle.h"	/* until the front end uses accessors */
-#include "store/segments.h"	/* BLOOM_EV_* */
 #include "hash.h"
 #include "params.h"
-
-#define BLOOM_CHUNK	(1 << 16)	/* keys bloom_add and bloom_test work
-					 * on at a time */
+#include "store/format.h"	/* statuses, struct bloom_header */
+#include "store/handle.h"	/* until the front end uses accessors */
+#include "store/segments.h"	/* BLOOM_EV_* */
 
 /* What bloom_add and bloom_test set for a key that a slice does not hold:
  * neither found nor new. */
 #define BLOOM_ELSEWHERE	2
 
-#define PRETEST_MAX	8	/* segments a reader thread tests, at most */
+struct bloom;		/* an open filter */
+struct segment;		/* one of its segments, as mapped */
+struct bloom_pretest;	/* segments a reader thread tests ahead */
 
-/* Segments that a line reader's thread tests its keys against ahead of
- * bloom_add or bloom_test, to share the work of a filter of many
- * segments between two processors: copies of segments that no process
- * adds to while this one is adding (all but the newest of a growable
- * filter), or that it may test early (checking). */
-struct bloom_pretest {
-	unsigned nseg;			/* segments, 0 for none */
-	struct segment seg[PRETEST_MAX];	/* copies, the fullest first */
-	uint64_t mask;			/* their indices, as bits */
-};
+/* ==== Opening and closing ==== */
 
 /* Takes flock(2) lock op (LOCK_SH or LOCK_EX) on fd, calling on_wait
  * (unless NULL) with path once after a second of waiting, and waiting
@@ -46,104 +38,45 @@ int bloom_flock(int fd, int op, const char *path,
 int bloom_open(struct bloom *b, const char *path, int writable,
     void (*on_wait)(const char *path));
 
+/* Unmaps and closes b. */
+void bloom_close(struct bloom *b);
+
+/* Writes b's changes to stable storage.  Returns BLOOM_OK, or BLOOM_ERRNO
+ * with errno set. */
+int bloom_sync(struct bloom *b);
+
+/* Makes b call on_wait (unless NULL) with its path once, when a wait for
+ * another process's growth or rotation has lasted a second. */
+void bloom_on_lock_wait(struct bloom *b, void (*on_wait)(const char *path));
+
+/* ==== What an open filter is ==== */
+
+/* Returns b's header as validated at open, its segments brought up to
+ * date by the last refresh (their counters and stamps as read then). */
+const struct bloom_header *bloom_header(const struct bloom *b);
+
+/* Returns the path b was opened by. */
+const char *bloom_path(const struct bloom *b);
+
+/* Returns the descriptor of b's file, for fstat(2) and for reading its
+ * segments with pread(2); b keeps it. */
+int bloom_fd(const struct bloom *b);
+
 /* Returns 1 if the open descriptor fd is b's file (same device and
  * inode), else 0. */
 int bloom_is_file(const struct bloom *b, int fd);
 
-/* Unmaps and closes b. */
-void bloom_close(struct bloom *b);
+/* Returns 1 if b's file has holes (holes.c), else 0. */
+int bloom_sparse(const struct bloom *b);
 
-/* Returns the hash of the len bytes of key that b files it under.  Reads
- * nothing of b that changes while it is open: safe in any thread. */
-uint64_t bloom_hash(const struct bloom *b, const void *key, size_t len);
+/* Returns the number of segments b has mapped, as of the last refresh. */
+unsigned bloom_nsegments(const struct bloom *b);
 
-/* Starts st on a key whose bytes come in pieces (hash64_update), for the
- * same hash as bloom_hash gives the whole key.  Safe in any thread. */
-void bloom_hash_begin(const struct bloom *b, struct hash_state *st);
+/* Returns the index of the segment adds go to, as of the last refresh. */
+unsigned bloom_target(const struct bloom *b);
 
-/* Chooses the segments a reader thread may test for an add (if adding)
- * or a check of b, into p; p->nseg is 0 if none is worth it. */
-void bloom_pretest_plan(struct bloom *b, int adding, struct bloom_pretest *p);
-
-/* Tests the n keys against p's segments, setting found[i].  Reads only
- * what does not change while the filter is open: safe in any thread. */
-void bloom_pretest(const struct bloom_pretest *p, const uint64_t *hashes,
-    size_t n, unsigned char *found);
-
-/* Inserts the n keys with the given hashes in order; isnew[i] is set to
- * 1 if key i was in no live segment before, else 0 (BLOOM_ELSEWHERE for a
- * key that belongs to another slice, and is not added), and *done to the
- * number of keys added, n unless it fails.  A growable filter
- * grows and a window rotates as needed first.  Safe against other
- * processes adding to and checking the same file at once, though two that
- * add the same new key at the same instant may both call it new.  Returns
- * BLOOM_OK or a status (BLOOM_ERRNO with errno set). */
-int bloom_add(struct bloom *b, const struct bloom_pretest *p,
-    const unsigned char *prefound, const uint64_t *hashes, size_t n,
-    unsigned char *isnew, size_t *done);
-
-/* Inserts and tests take what bloom_pretest found for p as prefound, or
- * NULL. */
-
-/* Tests the n keys with the given hashes; found[i] is set to 1 if key i
- * may be in the set, 0 if it certainly is not (BLOOM_ELSEWHERE if another
- * slice holds it).  Returns BLOOM_OK, or a
- * status before testing any (BLOOM_ERRNO with errno set). */
-int bloom_test(struct bloom *b, const struct bloom_pretest *p,
-    const unsigned char *prefound, const uint64_t *hashes, size_t n,
-    unsigned char *found);
-
-/* For sorted batches (batch.c), which visit a segment's keys in the
- * order of its blocks. */
-
-/* Returns the block of segment s, from its first, that the key with hash
- * h belongs to: s->info.nblocks or more if another slice holds it. */
-uint64_t bloom_block(const struct segment *s, uint64_t h);
-
-/* Tests the m keys that idx lists (indices into hashes) against segment
- * s, setting found[idx[j]]; returns how many were found. */
-size_t bloom_test_list(const struct segment *s, const uint64_t *hashes,
-    const uint32_t *idx, size_t m, unsigned char *found);
-
-/* Keeps in idx[0..m) only the keys that found does not mark; returns how
- * many. */
-size_t bloom_keep_missing(uint32_t *idx, size_t m,
-    const unsigned char *found);
-
-/* Adds the m keys that idx lists to segment s in that order, setting
- * isnew[idx[j]] to 1 if one of its bits was clear, else 0; returns how
- * many were new to it. */
-size_t bloom_add_list(const struct segment *s, const uint64_t *hashes,
-    const uint32_t *idx, size_t m, unsigned char *isnew);
-
-/* ORs segment si of src into segment di of b, from block lo of di on
- * (for a slice into its whole filter; 0 otherwise), with atomic ORs so
- * that processes adding to b at once lose nothing.  The caller has
- * checked that the geometry agrees. */
-void bloom_or(struct bloom *b, unsigned di, uint64_t lo,
-    const struct bloom *src, unsigned si);
-
-/* Raises segment i's inserted counter to the keys its fill suggests, if
- * that is more: after a merge, counters cannot be summed, since the
- * sources may share keys. */
-void bloom_recount(struct bloom *b, unsigned i);
-
-/* Returns the slice, from 0, of slices equal slices of b's whole filter
- * that holds the key with hash h. */
-uint32_t bloom_slice_of(const struct bloom *b, uint64_t h, uint32_t slices);
-
-/* Returns the BLOOM_EV_* flags raised since the last call, and clears
- * them. */
-unsigned bloom_events(struct bloom *b);
-
-/* Starts a new generation of a window now, forgetting the oldest.
- * Returns BLOOM_OK or a status. */
-int bloom_rotate(struct bloom *b);
-
-/* Brings b's view of its segments up to date: growth and rotation by
- * other processes, and generations expired by time.  Returns BLOOM_OK or
- * a status. */
-int bloom_refresh(struct bloom *b);
+/* Returns 1 if segment i is live now, else 0. */
+int bloom_is_live(const struct bloom *b, unsigned i);
 
 /* Returns segment i's inserted counter as it is now. */
 uint64_t bloom_inserted(const struct bloom *b, unsigned i);
@@ -156,16 +89,126 @@ uint64_t bloom_stamp(const struct bloom *b, unsigned i);
  * a filter of another mode. */
 uint64_t bloom_epoch(const struct bloom *b);
 
-/* Returns 1 if segment i is live now, else 0. */
-int bloom_is_live(const struct bloom *b, unsigned i);
+/* Returns the BLOOM_EV_* flags (store/segments.h) raised since the last
+ * call, and clears them. */
+unsigned bloom_events(struct bloom *b);
+
+/* Returns, after BLOOM_EV_FULL, the rate the fixed filter's fill then
+ * gave. */
+double bloom_full_fpr(const struct bloom *b);
+
+/* Brings b's view of its segments up to date: growth and rotation by
+ * other processes, and generations expired by time.  Returns BLOOM_OK or
+ * a status. */
+int bloom_refresh(struct bloom *b);
+
+/* ==== Keys ==== */
+
+/* Returns the hash of the len bytes of key that b files it under.  Reads
+ * nothing of b that changes while it is open: safe in any thread. */
+uint64_t bloom_hash(const struct bloom *b, const void *key, size_t len);
+
+/* Starts st on a key whose bytes come in pieces (hash64_update), for the
+ * same hash as bloom_hash gives the whole key.  Safe in any thread. */
+void bloom_hash_begin(const struct bloom *b, struct hash_state *st);
+
+/* Returns the slice, from 0, of slices equal slices of b's whole filter
+ * that holds the key with hash h. */
+uint32_t bloom_slice_of(const struct bloom *b, uint64_t h, uint32_t slices);
+
+/* Inserts the n keys with the given hashes in order; isnew[i] is set to
+ * 1 if key i was in no live segment before, else 0 (BLOOM_ELSEWHERE for a
+ * key that belongs to another slice, and is not added), and *done to the
+ * number of keys added, n unless it fails.  A growable filter
+ * grows and a window rotates as needed first.  Safe against other
+ * processes adding to and checking the same file at once, though two that
+ * add the same new key at the same instant may both call it new.  Takes
+ * what bloom_pretest found for p as prefound, or NULL.  Returns BLOOM_OK
+ * or a status (BLOOM_ERRNO with errno set). */
+int bloom_add(struct bloom *b, const struct bloom_pretest *p,
+    const unsigned char *prefound, const uint64_t *hashes, size_t n,
+    unsigned char *isnew, size_t *done);
+
+/* Tests the n keys with the given hashes; found[i] is set to 1 if key i
+ * may be in the set, 0 if it certainly is not (BLOOM_ELSEWHERE if another
+ * slice holds it).  Takes what bloom_pretest found for p as prefound, or
+ * NULL.  Returns BLOOM_OK, or a status before testing any (BLOOM_ERRNO
+ * with errno set). */
+int bloom_test(struct bloom *b, const struct bloom_pretest *p,
+    const unsigned char *prefound, const uint64_t *hashes, size_t n,
+    unsigned char *found);
+
+/* Returns the segments a reader thread may test for an add (if adding)
+ * or a check of b, ahead of bloom_add or bloom_test, to share the work of
+ * a filter of many segments between two processors: copies of segments
+ * that no process adds to while this one is adding (all but the newest of
+ * a growable filter).  NULL if none is worth it (or there is no memory
+ * for it: it only saves time).  Free with bloom_pretest_free once no
+ * reader uses it. */
+struct bloom_pretest *bloom_pretest_plan(struct bloom *b, int adding);
+
+/* Frees p (NULL is a no-op). */
+void bloom_pretest_free(struct bloom_pretest *p);
+
+/* Tests the n keys against p's segments, setting found[i].  Reads only
+ * what does not change while the filter is open: safe in any thread. */
+void bloom_pretest(const struct bloom_pretest *p, const uint64_t *hashes,
+    size_t n, unsigned char *found);
+
+/* ==== Passes that visit each segment their own way ==== */
+
+/*
+ * Visits segment s for a pass: tests (add 0) or adds (add 1) the m keys
+ * idx lists (indices into hashes), or keys 0 to m in order if idx is
+ * NULL, setting res[k] for each key k visited as bits_test_list or
+ * bits_add_list do.  Returns how many were new to s (add; anything for
+ * a test).
+ */
+typedef size_t bloom_visit_fn(void *arg, const struct segment *s,
+    const uint64_t *hashes, const uint32_t *idx, size_t m, int add,
+    unsigned char *res);
+
+/* A pass over a filter's segments whose visits the caller makes (the
+ * sorted sweeps of sweep.c, with store/bits.h), with the scratch the
+ * policy needs. */
+struct bloom_pass {
+	bloom_visit_fn *visit;	/* visits one segment */
+	void *arg;		/* given to visit */
+	uint32_t *idx;		/* room for max key indices */
+	unsigned char *found;	/* room for max flags */
+	size_t max;		/* keys taken at a time, at most */
+};
+
+/* Adds the n keys as bloom_add does, each segment visited by v.  Returns
+ * BLOOM_OK or a status. */
+int bloom_add_pass(struct bloom *b, const struct bloom_pass *v,
+    const uint64_t *hashes, size_t n, unsigned char *isnew, size_t *done);
+
+/* Tests the n keys as bloom_test does, each segment visited by v.
+ * Returns BLOOM_OK or a status. */
+int bloom_test_pass(struct bloom *b, const struct bloom_pass *v,
+    const uint64_t *hashes, size_t n, unsigned char *found);
+
+/* ==== Whole segments ==== */
+
+/* ORs segment si of src into segment di of b (a slice into its blocks
+ * of the whole filter), with atomic ORs so that processes adding to b at
+ * once lose nothing.  The caller has checked that the geometry agrees. */
+void bloom_or(struct bloom *b, unsigned di, const struct bloom *src,
+    unsigned si);
+
+/* Raises segment i's inserted counter to the keys its fill suggests, if
+ * that is more: after a merge, counters cannot be summed, since the
+ * sources may share keys. */
+void bloom_recount(struct bloom *b, unsigned i);
 
 /* Fills hist[c] with the number of blocks of segment i that have c bits
  * set, c = 0..512, and returns the total number of bits set. */
 uint64_t bloom_fill(struct bloom *b, unsigned i,
     uint64_t hist[BLOCK_BITS + 1]);
 
-/* Writes b's changes to stable storage.  Returns BLOOM_OK, or BLOOM_ERRNO
- * with errno set. */
-int bloom_sync(struct bloom *b);
+/* Starts a new generation of a window now, forgetting the oldest.
+ * Returns BLOOM_OK or a status. */
+int bloom_rotate(struct bloom *b);
 
 #endif

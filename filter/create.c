@@ -525,16 +525,15 @@ int
 bloom_plan_like(const struct bloom *tmpl, uint32_t slice, uint32_t slices,
     struct bloom_header *h)
 {
-	const struct bloom_header *t = &tmpl->hdr;
+	const struct bloom_header *t = bloom_header(tmpl);
 	unsigned i;
 
 	*h = *t;
 	h->version = FORMAT_V2;
 	h->header_size = V2_HEADER_SIZE;
-	h->nsegments = tmpl->nmapped;
+	h->nsegments = bloom_nsegments(tmpl);
 	h->epoch = bloom_epoch(tmpl);
 	for (i = 0; i < h->nsegments; i++) {
-		h->seg[i] = tmpl->seg[i].info;
 		h->seg[i].inserted = 0;
 		h->seg[i].stamp = bloom_stamp(tmpl, i);
 	}

@@ -49,7 +49,8 @@ static int
 same_segment(const struct bloom *t, const struct bloom *s, unsigned i,
     struct merge_mismatch *mm)
 {
-	const struct segment_info *a = &t->seg[i].info, *b = &s->seg[i].info;
+	const struct segment_info *a = &bloom_header(t)->seg[i];
+	const struct segment_info *b = &bloom_header(s)->seg[i];
 	char field[64];
 
 	if (a->nblocks != b->nblocks) {
@@ -68,7 +69,7 @@ static int
 check_slice(const struct bloom *t, const struct bloom *s,
     struct merge_mismatch *mm)
 {
-	const struct bloom_header *th = &t->hdr, *sh = &s->hdr;
+	const struct bloom_header *th = bloom_header(t), *sh = bloom_header(s);
 
 	if (th->slices != 0) {
 		if (th->slices != sh->slices)
@@ -82,12 +83,12 @@ check_slice(const struct bloom *t, const struct bloom *s,
 	if (th->mode != MODE_FIXED)
 		return refuse(mm, "a slice merges only into a fixed filter or "
 		    "into the same slice");
-	if (t->seg[0].info.nblocks != sh->whole_nblocks)
+	if (th->seg[0].nblocks != sh->whole_nblocks)
 		return differ(mm, "block count of the whole filter", "%" PRIu64,
-		    t->seg[0].info.nblocks, sh->whole_nblocks);
-	if (t->seg[0].info.hashes != s->seg[0].info.hashes)
+		    th->seg[0].nblocks, sh->whole_nblocks);
+	if (th->seg[0].hashes != sh->seg[0].hashes)
 		return differ(mm, "hash count of segment 0", "%" PRIu64,
-		    t->seg[0].info.hashes, s->seg[0].info.hashes);
+		    th->seg[0].hashes, sh->seg[0].hashes);
 	return 0;
 }
 
@@ -95,7 +96,7 @@ static int
 check_window(const struct bloom *t, const struct bloom *s,
     struct merge_mismatch *mm)
 {
-	const struct bloom_header *th = &t->hdr, *sh = &s->hdr;
+	const struct bloom_header *th = bloom_header(t), *sh = bloom_header(s);
 	uint64_t te, se;
 	unsigned i;
 	char field[64];
@@ -131,7 +132,7 @@ int
 merge_check(const struct bloom *t, const struct bloom *s,
     struct merge_mismatch *mm)
 {
-	const struct bloom_header *th = &t->hdr, *sh = &s->hdr;
+	const struct bloom_header *th = bloom_header(t), *sh = bloom_header(s);
 	unsigned i, n;
 
 	if (th->seed != sh->seed)
@@ -175,7 +176,8 @@ merge_check(const struct bloom *t, const struct bloom *s,
 		    sh->slots);
 	/* The target gains the segments it lacks, sized as the source's
 	 * were, from the same header fields. */
-	n = t->nmapped < s->nmapped ? t->nmapped : s->nmapped;
+	n = bloom_nsegments(t) < bloom_nsegments(s) ? bloom_nsegments(t) :
+	    bloom_nsegments(s);
 	for (i = 0; i < n; i++)
 		if (same_segment(t, s, i, mm) == -1)
 			return -1;
@@ -186,23 +188,18 @@ int
 merge_into(struct bloom *t, const struct bloom *s)
 {
 	struct merge_mismatch mm;
-	unsigned i;
+	unsigned i, n = bloom_nsegments(s);
 	int st;
 
-	if (t->hdr.mode == MODE_GROW && t->nmapped < s->nmapped) {
-		if ((st = segments_grow_to(t, s->nmapped)) != BLOOM_OK)
+	if (bloom_header(t)->mode == MODE_GROW && bloom_nsegments(t) < n) {
+		if ((st = segments_grow_to(t, n)) != BLOOM_OK)
 			return st;
-		for (i = 0; i < s->nmapped; i++)
+		for (i = 0; i < n; i++)
 			if (same_segment(t, s, i, &mm) == -1)
 				return BLOOM_EGROWTH;
 	}
-	if (s->hdr.slices != 0 && t->hdr.slices == 0) {
-		bloom_or(t, 0, s->seg[0].lo, s, 0);
-		bloom_recount(t, 0);
-		return BLOOM_OK;
-	}
-	for (i = 0; i < s->nmapped; i++) {
-		bloom_or(t, i, 0, s, i);
+	for (i = 0; i < n; i++) {
+		bloom_or(t, i, s, i);
 		bloom_recount(t, i);
 	}
 	return BLOOM_OK;

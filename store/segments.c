@@ -40,6 +40,7 @@
 
 #define LOCK_LIST	0	/* byte held to grow or rotate */
 #define LOCK_ADD	1	/* byte adders of a window hold */
+#define ROOM_SHARE	32	/* an adder takes room / this keys at a time */
 
 static uint64_t *
 head_word(const struct bloom *b, uint64_t off)
@@ -478,15 +479,27 @@ segments_grow_to(struct bloom *b, unsigned count)
 	return s;
 }
 
+/* Returns how many of want keys an adder takes for a segment with room
+ * for room more: a share of the room, since other processes may be adding
+ * to it too, so that together they pass its capacity by little (by at
+ * most a share each). */
+static size_t
+share_of(uint64_t room, size_t want)
+{
+	uint64_t share = room / ROOM_SHARE + 1;
+
+	return want < share ? want : (size_t)share;
+}
+
 int
-segments_begin_add(struct bloom *b, uint64_t *room)
+segments_begin_add(struct bloom *b, size_t want, size_t *take)
 {
 	const struct segment *t;
 	uint64_t inserted, stamp, file_epoch;
 	int s;
 
 	if (b->hdr.mode == MODE_FIXED) {
-		*room = UINT64_MAX;
+		*take = want;
 		return BLOOM_OK;
 	}
 	if (b->hdr.mode == MODE_WINDOW && enter_add(b) == -1)
@@ -523,7 +536,7 @@ segments_begin_add(struct bloom *b, uint64_t *room)
 		segments_end_add(b);
 		return s;
 	}
-	*room = t->info.capacity - inserted;
+	*take = share_of(t->info.capacity - inserted, want);
 	return BLOOM_OK;
 }
 

@@ -4,6 +4,7 @@
 #ifndef BLOOM_SEGMENTS_H
 #define BLOOM_SEGMENTS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "store/format.h"
@@ -41,12 +42,14 @@ void segments_unmap(struct bloom *b);
  * BLOOM_OK or a status. */
 int segments_refresh(struct bloom *b);
 
-/* Before adding: makes sure the target segment can take a key, growing
- * the filter or rotating a window that is due (or full) as needed, and
- * sets *room to how many new keys it takes before it is full (UINT64_MAX
- * for a fixed filter).  For a window, holds the lock that rotation waits
+/* Before adding want keys (1 or more): makes sure the target segment can
+ * take a key, growing the filter or rotating a window that is due (or
+ * full) as needed, and sets *take to how many of the keys the adder takes
+ * now, 1 or more: all of them into a fixed filter; else a share of the
+ * target's room, for every pass alike, so that adders at once pass its
+ * capacity by little.  For a window, holds the lock that rotation waits
  * for until segments_end_add.  Returns BLOOM_OK or a status. */
-int segments_begin_add(struct bloom *b, uint64_t *room);
+int segments_begin_add(struct bloom *b, size_t want, size_t *take);
 
 /* Lets rotation go on after segments_begin_add. */
 void segments_end_add(struct bloom *b);

@@ -1,7 +1,6 @@
-/* batch.h: interface of batch.c, sorted batches: many lines at a time,
- * added to or tested against each segment in the order of its blocks,
- * for filters that do not fit in memory or that would make the kernel
- * write their pages back again and again. */
+/* batch.h: interface of batch.c, sorted batches: the many lines at a
+ * time that a sorted sweep (sweep.c) adds or tests, with their hashes and
+ * answers, and the lines kept or read again to be written. */
 #ifndef BLOOM_BATCH_H
 #define BLOOM_BATCH_H
 
@@ -9,8 +8,9 @@
 #include <stdint.h>
 
 #include "bloom.h"
-#include "stream/lines.h"
+#include "filter/sweep.h"
 #include "lib/memory.h"
+#include "stream/lines.h"
 
 /* The lines of one batch, their hashes and what the filter said. */
 struct batch {
@@ -21,10 +21,9 @@ struct batch {
 	size_t n;		/* keys in it */
 	uint64_t *hash;		/* their hashes, in input order */
 	unsigned char *hit;	/* per key: new (add) or found (check) */
-	unsigned char *found;	/* per key: in a segment not added to */
-	uint32_t *todo;		/* the keys a pass visits, input order */
-	uint32_t *order;	/* the same, sorted by window */
-	uint64_t *start;	/* per window: where its keys end in order */
+	uint64_t bytes;		/* input bytes of the groups of lines
+				 * whose last line it holds */
+	struct sweep sweep;	/* the sweep's scratch */
 	unsigned char *text;	/* the kept lines, one after another */
 	size_t text_len;	/* bytes of text used */
 	size_t text_cap;	/* size of text */
@@ -38,7 +37,6 @@ struct batch {
 	size_t back_cap;	/* size of back */
 	uint64_t back_off;	/* offset of back's first byte */
 	size_t back_len;	/* bytes of back read */
-	unsigned char *window[2];	/* out of core: windows read with pread */
 };
 
 /* Sets t up for plan p, keeping the lines if keep_lines.  Returns 0, or
@@ -57,7 +55,8 @@ void batch_source(struct batch *t, int fd);
 
 /* Takes the lines of g from *from on while the batch has room, at least
  * one into an empty batch, and advances *from past them: the batch is
- * full if *from < g->nlines after.  Returns 0, or -1 with errno set. */
+ * full if *from < g->nlines after; else it counts g's bytes.  Returns
+ * 0, or -1 with errno set. */
 int batch_take(struct batch *t, const struct line_group *g, size_t *from);
 
 /* Returns the bytes of line i of the batch (kept lines only), setting
@@ -67,15 +66,6 @@ int batch_take(struct batch *t, const struct line_group *g, size_t *from);
  * ESTALE). */
 const unsigned char *batch_line(struct batch *t, const struct bloom *b,
     size_t i, size_t *len);
-
-/* Adds the batch to b: t->hit[i] as bloom_add's isnew, *done to the keys
- * added (all unless it fails).  Safe against other processes adding and
- * checking at once.  Returns BLOOM_OK or a status. */
-int batch_add(struct batch *t, struct bloom *b, size_t *done);
-
-/* Tests the batch against b: t->hit[i] as bloom_test's found.  Returns
- * BLOOM_OK or a status. */
-int batch_test(struct batch *t, struct bloom *b);
 
 /* Empties the batch for the next lines. */
 void batch_clear(struct batch *t);

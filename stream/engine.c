@@ -1,8 +1,11 @@
 /*
  * The engine: the per-line path of add and check.  The reader hands over
- * groups of lines with their hashes; the filter adds or tests the group;
- * the selected lines go to the output in input order.  The subcommands in
- * cli.c only set the options of struct engine.
+ * groups of lines with their hashes; the filter adds or tests them, a
+ * group at a time (line by line) or, for a filter big for the memory, a
+ * sorted batch of many groups at a time (sweep.c); the selected lines go
+ * to the output in input order.  Both passes are booked alike (book), so
+ * that the counts, the events and the progress are the same whichever
+ * runs.  The subcommands in cli/ only set the options of struct engine.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -39,9 +42,18 @@ fail:
 	return -1;
 }
 
+/* Frees the reader's plans; the reader is stopped. */
+static void
+free_plans(struct engine *e)
+{
+	while (e->nplans > 0)
+		bloom_pretest_free(e->plan[--e->nplans]);
+}
+
 void
 engine_free(struct engine *e)
 {
+	free_plans(e);
 	if (e->batch != NULL) {
 		batch_free(e->batch);
 		free(e->batch);
@@ -67,6 +79,34 @@ engine_flush(struct engine *e)
 			rc = -1;
 		}
 	return rc;
+}
+
+/*
+ * Books n lines of bytes input bytes that the filter answered, hit[i]
+ * for line i (NULL for lines routed, not answered): counts the lines,
+ * the bytes, the lines selected and those other slices hold, and tells
+ * of what the filter's adds did.  Both passes book here.
+ */
+static void
+book(struct engine *e, const unsigned char *hit, size_t n, uint64_t bytes)
+{
+	unsigned char want = e->invert ? 0 : 1;
+	size_t i, selected = 0, elsewhere = 0;
+	unsigned events;
+
+	if (hit != NULL) {
+		events = bloom_events(e->filter);
+		if (events != 0 && e->notice != NULL)
+			e->notice(e->filter, events);
+		for (i = 0; i < n; i++) {
+			selected += hit[i] == want;
+			elsewhere += hit[i] == BLOOM_ELSEWHERE;
+		}
+	}
+	e->lines += n;
+	e->bytes += bytes;
+	e->selected += selected;
+	e->elsewhere += elsewhere;
 }
 
 /* Writes each line of g where its slice goes: to that slice's output, or
@@ -99,7 +139,7 @@ route_group(struct engine *e, const struct line_group *g)
 			return STREAM_WRITE_ERROR;
 		}
 	}
-	e->lines += g->nlines;
+	book(e, NULL, g->nlines, g->bytes);
 	return STREAM_DONE;
 }
 
@@ -113,14 +153,38 @@ replan(struct engine *e)
 {
 	struct bloom_pretest *p;
 
-	if (e->nplans > 0 && e->planned_for == e->filter->nmapped)
+	if (e->nplans > 0 && e->planned_for == bloom_nsegments(e->filter))
 		return;
 	if (e->nplans == sizeof e->plan / sizeof e->plan[0])
 		return;
-	p = &e->plan[e->nplans++];
-	e->planned_for = e->filter->nmapped;
-	bloom_pretest_plan(e->filter, e->adding, p);
-	lines_pretest(&e->reader, p->nseg > 0 ? p : NULL);
+	p = bloom_pretest_plan(e->filter, e->adding);
+	e->plan[e->nplans++] = p;
+	e->planned_for = bloom_nsegments(e->filter);
+	lines_pretest(&e->reader, p);
+}
+
+/* Writes the lines of g that hit selects, of the first n. */
+static enum stream_end
+write_selected(struct engine *e, const struct line_group *g,
+    const unsigned char *hit, size_t n)
+{
+	unsigned char want = e->invert ? 0 : 1, sel[64];
+	size_t i, j, k, nsel;
+
+	for (i = 0; i < n; i += k) {
+		k = n - i < sizeof sel ? n - i : sizeof sel;
+		/* Which lines are selected is often a coin toss: list them
+		 * without a branch per line. */
+		for (j = nsel = 0; j < k; j++) {
+			sel[nsel] = (unsigned char)j;
+			nsel += hit[i + j] == want;
+		}
+		for (j = 0; j < nsel; j++)
+			if (output_line(&e->out, g->line[i + sel[j]].data,
+			    g->line[i + sel[j]].len, e->delim) == -1)
+				return STREAM_WRITE_ERROR;
+	}
+	return STREAM_DONE;
 }
 
 /*
@@ -131,44 +195,20 @@ replan(struct engine *e)
 static enum stream_end
 run_group(struct engine *e, const struct line_group *g)
 {
-	unsigned char *hit = e->hit, sel[64];
-	size_t i, j, n, nsel, done = 0, elsewhere = 0;
-	unsigned char want = e->invert ? 0 : 1;
-	unsigned events;
-
 	const unsigned char *pre = g->pretest != NULL ? g->found : NULL;
+	size_t done = 0;
 
 	if (e->adding)
 		e->status = bloom_add(e->filter, g->pretest, pre, g->hash,
-		    g->nlines, hit, &done);
+		    g->nlines, e->hit, &done);
 	else if ((e->status = bloom_test(e->filter, g->pretest, pre,
-	    g->hash, g->nlines, hit)) == BLOOM_OK)
+	    g->hash, g->nlines, e->hit)) == BLOOM_OK)
 		done = g->nlines;
 	replan(e);
-	events = bloom_events(e->filter);
-	if (events != 0 && e->notice != NULL)
-		e->notice(e->filter, events);
 	/* The lines before a failure were added: they are written. */
-	e->lines += done;
-	e->bytes += g->bytes;
-	for (i = 0; i < done; i += n) {
-		n = done - i < sizeof sel ? done - i : sizeof sel;
-		/* Which lines are selected is often a coin toss: list them
-		 * without a branch per line. */
-		for (j = nsel = 0; j < n; j++) {
-			sel[nsel] = (unsigned char)j;
-			nsel += hit[i + j] == want;
-			elsewhere += hit[i + j] == BLOOM_ELSEWHERE;
-		}
-		e->selected += nsel;
-		if (!e->emit)
-			continue;
-		for (j = 0; j < nsel; j++)
-			if (output_line(&e->out, g->line[i + sel[j]].data,
-			    g->line[i + sel[j]].len, e->delim) == -1)
-				return STREAM_WRITE_ERROR;
-	}
-	e->elsewhere += elsewhere;
+	book(e, e->hit, done, g->bytes);
+	if (e->emit && write_selected(e, g, e->hit, done) != STREAM_DONE)
+		return STREAM_WRITE_ERROR;
 	return e->status == BLOOM_OK ? STREAM_DONE : STREAM_FILTER_ERROR;
 }
 
@@ -186,7 +226,8 @@ choose_mode(struct engine *e)
 	e->planned = 1;
 	if (e->route != 0)
 		return 0;
-	memory_plan(e->filter->hdr.file_size, e->memory, e->adding, &plan);
+	memory_plan(bloom_header(e->filter)->file_size, e->memory, e->adding,
+	    &plan);
 	if (!plan.sorted)
 		return 0;
 	if ((e->batch = malloc(sizeof *e->batch)) == NULL)
@@ -209,35 +250,28 @@ run_batch(struct engine *e)
 	struct batch *t = e->batch;
 	unsigned char want = e->invert ? 0 : 1;
 	size_t i, len, done = 0;
-	unsigned events;
 
 	if (t->n == 0)
 		return STREAM_DONE;
 	if (e->adding)
-		e->status = batch_add(t, e->filter, &done);
-	else if ((e->status = batch_test(t, e->filter)) == BLOOM_OK)
+		e->status = sweep_add(&t->sweep, e->filter, t->hash, t->n,
+		    t->hit, &done);
+	else if ((e->status = sweep_test(&t->sweep, e->filter, t->hash, t->n,
+	    t->hit)) == BLOOM_OK)
 		done = t->n;
-	events = bloom_events(e->filter);
-	if (events != 0 && e->notice != NULL)
-		e->notice(e->filter, events);
-	e->lines += done;
-	for (i = 0; i < done; i++) {
-		e->elsewhere += t->hit[i] == BLOOM_ELSEWHERE;
+	book(e, t->hit, done, t->bytes);
+	for (i = 0; e->emit && i < done; i++) {
+		const unsigned char *line;
+
 		if (t->hit[i] != want)
 			continue;
-		e->selected++;
-		if (e->emit) {
-			const unsigned char *line = batch_line(t, e->filter,
-			    i, &len);
-
-			if (line == NULL) {
-				batch_clear(t);
-				return errno == ESTALE ? STREAM_CHANGED :
-				    STREAM_READ_ERROR;
-			}
-			if (output_line(&e->out, line, len, e->delim) == -1)
-				return STREAM_WRITE_ERROR;
+		if ((line = batch_line(t, e->filter, i, &len)) == NULL) {
+			batch_clear(t);
+			return errno == ESTALE ? STREAM_CHANGED :
+			    STREAM_READ_ERROR;
 		}
+		if (output_line(&e->out, line, len, e->delim) == -1)
+			return STREAM_WRITE_ERROR;
 	}
 	batch_clear(t);
 	if (e->status != BLOOM_OK)
@@ -246,40 +280,31 @@ run_batch(struct engine *e)
 	return engine_flush(e) == -1 ? STREAM_WRITE_ERROR : STREAM_DONE;
 }
 
-/* Streams the lines of the reader through sorted batches. */
+/*
+ * Takes the lines of g into the batch, running it each time it is full,
+ * and once more at the end of the input (or a failed read).
+ */
 static enum stream_end
-stream_sorted(struct engine *e)
+batch_group(struct engine *e, const struct line_group *g)
 {
-	const struct line_group *g;
-	enum stream_end end = STREAM_DONE;
-	size_t from;
+	enum stream_end end;
+	size_t from = 0;
 
 	for (;;) {
-		g = lines_next(&e->reader);
-		for (from = 0; ; ) {
-			if (batch_take(e->batch, g, &from) == -1) {
-				e->status = BLOOM_ERRNO;
-				return STREAM_FILTER_ERROR;
-			}
-			if (from == g->nlines)
-				break;
-			if ((end = run_batch(e)) != STREAM_DONE)
-				return end;
-			if (e->quiet && e->selected > 0)
-				return STREAM_STOP;
+		if (batch_take(e->batch, g, &from) == -1) {
+			e->status = BLOOM_ERRNO;
+			return STREAM_FILTER_ERROR;
 		}
-		if (g->err == 0 && !g->last)
-			continue;
+		if (from == g->nlines)
+			break;
 		if ((end = run_batch(e)) != STREAM_DONE)
 			return end;
 		if (e->quiet && e->selected > 0)
 			return STREAM_STOP;
-		if (g->err != 0) {
-			errno = g->err;
-			return STREAM_READ_ERROR;
-		}
-		return STREAM_DONE;
 	}
+	if (g->err == 0 && !g->last)
+		return STREAM_DONE;
+	return run_batch(e);
 }
 
 enum stream_end
@@ -293,20 +318,12 @@ engine_stream(struct engine *e, int fd)
 		e->status = BLOOM_ERRNO;
 		return STREAM_FILTER_ERROR;
 	}
-	e->nplans = 0;
+	free_plans(e);
 	if (e->batch != NULL)
 		batch_source(e->batch, e->fields == NULL ? fd : -1);
 	lines_start(&e->reader, fd, e->filter, NULL);
-	if (e->batch != NULL) {
-		end = stream_sorted(e);
-		err = errno;
-		if (e->batch->n > 0)
-			batch_clear(e->batch);
-		lines_stop(&e->reader);
-		errno = err;
-		return end;
-	}
-	replan(e);
+	if (e->batch == NULL && e->route == 0)
+		replan(e);
 	for (;;) {
 		/* Before waiting for input, let the lines selected so far
 		 * go on down the pipeline. */
@@ -315,13 +332,18 @@ engine_stream(struct engine *e, int fd)
 			break;
 		}
 		g = lines_next(&e->reader);
-		end = e->route != 0 ? route_group(e, g) : run_group(e, g);
+		if (e->route != 0)
+			end = route_group(e, g);
+		else if (e->batch != NULL)
+			end = batch_group(e, g);
+		else
+			end = run_group(e, g);
+		if (end != STREAM_DONE)
+			err = errno;
 		if (e->tick != NULL)
 			e->tick(e);
-		if (end != STREAM_DONE) {
-			err = errno;
+		if (end != STREAM_DONE)
 			break;
-		}
 		if (e->quiet && e->selected > 0) {
 			end = STREAM_STOP;
 			break;
@@ -334,6 +356,8 @@ engine_stream(struct engine *e, int fd)
 		if (g->last)
 			break;
 	}
+	if (e->batch != NULL && e->batch->n > 0)
+		batch_clear(e->batch);
 	lines_stop(&e->reader);
 	errno = err;
 	return end;

@@ -5,10 +5,10 @@
 
 #include <stdint.h>
 
-#include "stream/batch.h"
 #include "bloom.h"
-#include "stream/lines.h"
 #include "lib/output.h"
+#include "stream/batch.h"
+#include "stream/lines.h"
 
 /* One add or check run over its inputs. */
 struct engine {
@@ -20,15 +20,16 @@ struct engine {
 	unsigned char delim;	/* line terminator */
 	const struct fields *fields;	/* the key is these fields of a
 				 * line, or NULL for the whole line */
-	uint64_t lines;		/* lines read so far */
+	uint64_t lines;		/* lines added, tested or routed so far */
 	uint64_t bytes;		/* input bytes of those lines */
 	uint64_t selected;	/* lines selected so far */
 	uint64_t elsewhere;	/* lines that other slices hold */
 	struct output out;	/* where selected lines go */
 	struct lines reader;	/* the line reader */
-	struct bloom_pretest plan[SEGMENTS_MAX + 1];	/* what the reader
-				 * tests too, one plan for each size the
-				 * filter had, kept until the stream ends */
+	struct bloom_pretest *plan[SEGMENTS_MAX + 1];	/* what the
+				 * reader tests too, one plan (or NULL) for
+				 * each size the filter had, kept until the
+				 * stream ends */
 	unsigned nplans;	/* plans made in this stream */
 	unsigned planned_for;	/* segments when the last was made */
 	unsigned char *hit;	/* per line of a group: new, or found */
@@ -41,8 +42,8 @@ struct engine {
 	void (*notice)(struct bloom *, unsigned);	/* told of the
 				 * BLOOM_EV_* events of each add, if set */
 	void (*tick)(const struct engine *);	/* called after each group
-				 * of lines, if set: cheap, it sees lines
-				 * and bytes */
+				 * of lines read, if set, in both passes:
+				 * cheap, it sees lines and bytes */
 	uint64_t memory;	/* bytes it may use (--memory), or 0 to
 				 * find out */
 	int planned;		/* line by line or sorted was chosen */

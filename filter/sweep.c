@@ -1,0 +1,345 @@
+/*
+ * Sorted sweeps.  A filter that does not fit in memory costs a page
+ * fault and a read per key when keys come in input order, and one that
+ * fits but passes the kernel's dirty limits is written back page by page
+ * as random adds dirty its pages again and again.  So for such filters
+ * the engine gathers a large batch of hashed lines, and each visit of a
+ * segment takes the batch's keys in the order of their blocks: a bucket
+ * sort by window (a power-of-two run of blocks, from the high bits of the
+ * multiply-shift block index), then the windows in file order.  Each page
+ * is then read, and dirtied, at most once per visit.
+ *
+ * Which segments a key is tested against and added to, and how many keys
+ * an adder takes at a time, are bloom.c's, as for the line-by-line pass:
+ * a sweep only says how to visit one segment (bloom_add_pass).
+ *
+ * The sort is stable: the keys of a window keep their input order, and a
+ * key's answer depends only on its own block, so every answer is the one
+ * the keys would get line by line, a repeated line new only the first
+ * time.  Bits are set in the shared mapping with atomic ORs as ever, so
+ * concurrent writers lose nothing.
+ *
+ * Out of core, a helper thread (iothread.c) reads the next window with
+ * pread, in one piece, while this one is worked on; the keys are tested
+ * against that copy, and only those it does not hold are set, through
+ * the mapping (with no read-around on faults: MADV_RANDOM; a window with
+ * many keys to set is mapped writable in one call).  After an add the
+ * window is unmapped and its write-back started, and two windows later
+ * waited for and the pages dropped from the page cache, so that the
+ * filter's pages in memory stay within a few windows and the disk reads
+ * and writes at once.
+ */
+#include <sys/mman.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "filter/sweep.h"
+#include "store/bits.h"
+#include "store/iothread.h"
+
+#define WINDOWS_MAX	((uint64_t)1 << 20)	/* windows in a segment */
+#define BEHIND		2	/* windows kept after they are worked on */
+#define PAGE		4096	/* alignment of advice */
+#define POPULATE_PER	8	/* a window's pages are mapped writable at
+				 * once when it has a key to set for every
+				 * POPULATE_PER of them */
+
+int
+sweep_init(struct sweep *w, const struct memory_plan *p, size_t cap)
+{
+	memset(w, 0, sizeof *w);
+	w->plan = *p;
+	w->cap = cap;
+	w->fd = -1;
+	w->found = malloc(cap);
+	w->todo = malloc(cap * sizeof w->todo[0]);
+	w->order = malloc(cap * sizeof w->order[0]);
+	w->start = malloc((WINDOWS_MAX + 1) * sizeof w->start[0]);
+	/* Out of core, two windows' buffers: one read while the other is
+	 * worked on.  Without them the mapping is read, in order. */
+	if (p->out_of_core) {
+		w->window[0] = malloc((size_t)p->window);
+		w->window[1] = malloc((size_t)p->window);
+	}
+	if (w->found == NULL || w->todo == NULL || w->order == NULL ||
+	    w->start == NULL) {
+		sweep_free(w);
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+void
+sweep_free(struct sweep *w)
+{
+	free(w->found);
+	free(w->todo);
+	free(w->order);
+	free(w->start);
+	free(w->window[0]);
+	free(w->window[1]);
+	memset(w, 0, sizeof *w);
+	w->fd = -1;
+}
+
+/* Where window n of the segment at x is, page-aligned: in the mapping and
+ * in the file. */
+static struct io_range
+window_range(const struct bits_extent *x, uint64_t wbytes, uint64_t n)
+{
+	struct io_range r;
+	uint64_t from = n * wbytes, size = x->nblocks * BLOCK_BYTES;
+	uint64_t to = size - from < wbytes ? size : from + wbytes;
+	uint64_t skew = (x->offset + from) % PAGE;
+
+	r.addr = x->bits + from - skew;
+	r.off = (off_t)(x->offset + from - skew);
+	r.len = (size_t)(to - from + skew);
+	return r;
+}
+
+/* Where the blocks of window n of the segment at x are in the file,
+ * exactly: what is read into a buffer. */
+static struct io_range
+window_blocks(const struct bits_extent *x, uint64_t wblocks, uint64_t n)
+{
+	struct io_range r;
+	uint64_t first = n * wblocks, count = x->nblocks - first;
+
+	if (count > wblocks)
+		count = wblocks;
+	r.addr = x->bits + first * BLOCK_BYTES;
+	r.off = (off_t)(x->offset + first * BLOCK_BYTES);
+	r.len = (size_t)(count * BLOCK_BYTES);
+	return r;
+}
+
+/* Returns key j of a visit: idx[j], or j if idx is NULL. */
+static inline uint32_t
+key_at(const uint32_t *idx, size_t j)
+{
+	return idx != NULL ? idx[j] : (uint32_t)j;
+}
+
+/*
+ * Sorts the m keys that idx lists (keys 0 to m if NULL) into w->order by
+ * window of segment s, of nblocks blocks, stably; after it, window n's
+ * keys are order[start[n] .. start[n + 1]).  Returns the number of
+ * windows.
+ */
+static uint64_t
+sort_by_window(struct sweep *w, const struct segment *s, uint64_t nblocks,
+    const uint64_t *hashes, const uint32_t *idx, size_t m, uint64_t wblocks)
+{
+	uint64_t *start = w->start, nwin, n, sum, c;
+	size_t j;
+
+	nwin = (nblocks + wblocks - 1) / wblocks;
+	memset(start, 0, (size_t)(nwin + 1) * sizeof start[0]);
+	for (j = 0; j < m; j++)
+		start[bits_block(s, hashes[key_at(idx, j)]) / wblocks + 1]++;
+	for (n = 0, sum = 0; n <= nwin; n++) {
+		c = start[n];
+		start[n] = sum;
+		sum += c;
+	}
+	/* start[n + 1] is now where window n begins; filling it moves it
+	 * to where window n ends. */
+	for (j = 0; j < m; j++) {
+		uint32_t k = key_at(idx, j);
+
+		w->order[start[bits_block(s, hashes[k]) / wblocks + 1]++] = k;
+	}
+	return nwin;
+}
+
+/* The first window after n that has keys, or nwin. */
+static uint64_t
+next_window(const struct sweep *w, uint64_t n, uint64_t nwin)
+{
+	for (n++; n < nwin && w->start[n] == w->start[n + 1]; n++)
+		;
+	return n;
+}
+
+/*
+ * Adds the keys order[lo..hi) of window r to segment s, whose blocks from
+ * first on buf holds as read: the keys buf already holds are not new and
+ * write nothing.  The others are set in the shared mapping with atomic
+ * ORs, as ever, so that concurrent writers lose nothing and say which are
+ * new.  Returns how many were.
+ */
+static size_t
+add_window(struct sweep *w, const struct segment *s, const uint64_t *hashes,
+    const unsigned char *buf, uint64_t first, struct io_range r, size_t lo,
+    size_t hi, unsigned char *res)
+{
+	uint32_t *order = w->order;
+	size_t j, left = lo;
+
+	bits_test_copy(s, buf, first, hashes, order + lo, hi - lo, res);
+	for (j = lo; j < hi; j++) {
+		uint32_t k = order[j];
+
+		order[left] = k;
+		left += !res[k];
+		res[k] = 0;
+	}
+#ifdef MADV_POPULATE_WRITE
+	/* Set one page at a time, a page first read through the mapping
+	 * costs a write fault of its own, and the kernel dirties the whole
+	 * of its (large) folio for each: when many keys are to be set, the
+	 * window's pages are mapped writable at once instead. */
+	if (left > lo && left - lo >= r.len / PAGE / POPULATE_PER)
+		madvise(r.addr, r.len, MADV_POPULATE_WRITE);
+#endif
+	return bits_add_list(s, hashes, order + lo, left - lo, res);
+}
+
+/* Visits the keys order[lo..hi) of window r of s: added (res[k] as
+ * isnew) or tested (res[k] as found), the window's blocks from first on
+ * read from buf if it is not NULL.  Returns how many were new. */
+static size_t
+visit_window(struct sweep *w, const struct segment *s, const uint64_t *hashes,
+    const unsigned char *buf, uint64_t first, struct io_range r, size_t lo,
+    size_t hi, int add, unsigned char *res)
+{
+	if (add && buf != NULL)
+		return add_window(w, s, hashes, buf, first, r, lo, hi, res);
+	if (add)
+		return bits_add_list(s, hashes, w->order + lo, hi - lo, res);
+	if (buf != NULL)
+		bits_test_copy(s, buf, first, hashes, w->order + lo, hi - lo,
+		    res);
+	else
+		bits_test_list(s, hashes, w->order + lo, hi - lo, res);
+	return 0;
+}
+
+/*
+ * Visits segment s for bloom.c's policy (bloom_visit_fn): the m keys idx
+ * lists, window by window in file order, added or tested.
+ *
+ * Out of core, the I/O thread reads each window into one of two buffers
+ * while the window before is worked on; its keys are tested against that
+ * copy, and only the ones it does not hold are set, through the mapping.
+ * An add then starts the window's write-back, and BEHIND windows later
+ * it is dropped, so that the filter's pages in memory stay within a few
+ * windows.
+ */
+static size_t
+visit(void *arg, const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, int add, unsigned char *res)
+{
+	struct sweep *w = arg;
+	struct bits_extent x = bits_extent(s);
+	uint64_t wblocks = w->plan.window / BLOCK_BYTES, nwin, n, next;
+	uint64_t behind[BEHIND], ticket = 0;
+	struct iothread io;
+	struct io_range all, r;
+	size_t count = 0, nbehind = 0;
+	int buffered, cur = 0;	/* the buffer of window n */
+
+	if (m == 0)
+		return 0;
+	while ((x.nblocks + wblocks - 1) / wblocks > WINDOWS_MAX)
+		wblocks *= 2;
+	nwin = sort_by_window(w, s, x.nblocks, hashes, idx, m, wblocks);
+	if (!w->plan.out_of_core) {
+		for (n = 0; n < nwin; n++)
+			count += visit_window(w, s, hashes, NULL, 0,
+			    window_range(&x, wblocks * BLOCK_BYTES, n),
+			    (size_t)w->start[n], (size_t)w->start[n + 1], add,
+			    res);
+		return count;
+	}
+	/* A segment of more than WINDOWS_MAX windows of the buffers' size
+	 * is read through the mapping, in order. */
+	buffered = w->window[0] != NULL && w->window[1] != NULL &&
+	    wblocks * BLOCK_BYTES <= w->plan.window;
+	all = window_range(&x, x.nblocks * BLOCK_BYTES, 0);
+	madvise(all.addr, all.len, buffered ? MADV_RANDOM : MADV_SEQUENTIAL);
+#ifdef MADV_NOHUGEPAGE
+	madvise(all.addr, all.len, MADV_NOHUGEPAGE);
+#endif
+	io_start(&io, w->fd);
+	n = next_window(w, UINT64_MAX, nwin);	/* the first with keys */
+	if (buffered && n < nwin)
+		ticket = io_read(&io, window_blocks(&x, wblocks, n),
+		    w->window[cur]);
+	for (; n < nwin; n = next) {
+		const unsigned char *read = NULL;
+
+		next = next_window(w, n, nwin);
+		if (buffered && io_wait(&io, ticket) == 0)
+			read = w->window[cur];
+		if (buffered && next < nwin)
+			ticket = io_read(&io, window_blocks(&x, wblocks, next),
+			    w->window[!cur]);
+		else if (next < nwin) {
+			r = window_range(&x, wblocks * BLOCK_BYTES, next);
+			madvise(r.addr, r.len, MADV_WILLNEED);
+		}
+		r = window_range(&x, wblocks * BLOCK_BYTES, n);
+		count += visit_window(w, s, hashes, read, n * wblocks, r,
+		    (size_t)w->start[n], (size_t)w->start[n + 1], add, res);
+		cur = !cur;
+		if (add) {
+			/* Unmapped here, in one go, the pages are written
+			 * back with no write-protecting of each one, nor a
+			 * TLB flush on this CPU for each from the I/O
+			 * thread's.  They stay dirty in the page cache. */
+			madvise(r.addr, r.len, MADV_DONTNEED);
+			io_write(&io, r);
+		}
+		if (nbehind == BEHIND) {
+			io_release(&io, window_range(&x, wblocks * BLOCK_BYTES,
+			    behind[0]), add);
+			memmove(behind, behind + 1, sizeof behind[0] *
+			    (BEHIND - 1));
+			nbehind--;
+		}
+		behind[nbehind++] = n;
+	}
+	while (nbehind > 0)
+		io_release(&io, window_range(&x, wblocks * BLOCK_BYTES,
+		    behind[--nbehind]), add);
+	io_stop(&io);
+	return count;
+}
+
+/* The pass bloom.c runs with w's visits and scratch. */
+static struct bloom_pass
+pass_of(struct sweep *w, const struct bloom *b)
+{
+	struct bloom_pass v;
+
+	w->fd = bloom_fd(b);
+	v.visit = visit;
+	v.arg = w;
+	v.idx = w->todo;
+	v.found = w->found;
+	v.max = w->cap;
+	return v;
+}
+
+int
+sweep_add(struct sweep *w, struct bloom *b, const uint64_t *hashes,
+    size_t n, unsigned char *isnew, size_t *done)
+{
+	struct bloom_pass v = pass_of(w, b);
+
+	return bloom_add_pass(b, &v, hashes, n, isnew, done);
+}
+
+int
+sweep_test(struct sweep *w, struct bloom *b, const uint64_t *hashes,
+    size_t n, unsigned char *found)
+{
+	struct bloom_pass v = pass_of(w, b);
+
+	return bloom_test_pass(b, &v, hashes, n, found);
+}

@@ -1,0 +1,48 @@
+/* sweep.h: interface of sweep.c, sorted sweeps: a batch of keys added to
+ * or tested against each segment of a filter in the order of its blocks,
+ * window by window, for filters that do not fit in memory or that would
+ * make the kernel write their pages back again and again. */
+#ifndef BLOOM_SWEEP_H
+#define BLOOM_SWEEP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bloom.h"
+#include "lib/memory.h"
+
+/* Bytes of scratch a sweep takes per key of its batch. */
+#define SWEEP_KEY_BYTES	(1 + 2 * sizeof(uint32_t))
+
+/* A sweep's plan and scratch, for batches of up to cap keys. */
+struct sweep {
+	struct memory_plan plan;	/* window size, out of core */
+	size_t cap;		/* keys a batch has at most */
+	int fd;			/* the filter's file, during a pass */
+	unsigned char *found;	/* per key: in a segment not added to */
+	uint32_t *todo;		/* the keys a pass visits, input order */
+	uint32_t *order;	/* the same, sorted by window */
+	uint64_t *start;	/* per window: where its keys end in order */
+	unsigned char *window[2];	/* out of core: windows read with
+				 * pread, one while the other is worked on */
+};
+
+/* Sets w up for plan p and batches of up to cap keys.  Returns 0, or -1
+ * with errno set. */
+int sweep_init(struct sweep *w, const struct memory_plan *p, size_t cap);
+
+/* Frees what sweep_init allocated. */
+void sweep_free(struct sweep *w);
+
+/* Adds the n <= cap keys to b as bloom_add does (isnew, *done), a
+ * segment at a time in the order of its blocks.  Returns BLOOM_OK or a
+ * status. */
+int sweep_add(struct sweep *w, struct bloom *b, const uint64_t *hashes,
+    size_t n, unsigned char *isnew, size_t *done);
+
+/* Tests the n <= cap keys against b as bloom_test does (found), a segment
+ * at a time in the order of its blocks.  Returns BLOOM_OK or a status. */
+int sweep_test(struct sweep *w, struct bloom *b, const uint64_t *hashes,
+    size_t n, unsigned char *found);
+
+#endif

@@ -1,0 +1,350 @@
+/*
+ * The bit arrays of the segments, laid out in blocks (LAYOUT_BLOCKED512):
+ * where a key's bits are, and testing and setting them.  The hot loops of
+ * add and check are here.
+ *
+ * Bit i of a block is bit i % 8 of its byte i / 8, so an array reads the
+ * same on any host.  A key's block is chosen by multiply-shift of its
+ * hash; its bits inside the block come from the SplitMix64 sequence seeded
+ * with the hash.  Every segment of a filter shares the seed.
+ */
+#include <sys/mman.h>
+
+#include <limits.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "lib/endian.h"
+#include "store/bits.h"
+#include "store/handle.h"
+
+/* Returns the high 64 bits of a * b. */
+static inline uint64_t
+mul_high(uint64_t a, uint64_t b)
+{
+#ifdef __SIZEOF_INT128__
+	return (uint64_t)(((unsigned __int128)a * b) >> 64);
+#else
+	uint64_t a_lo = (uint32_t)a, a_hi = a >> 32;
+	uint64_t b_lo = (uint32_t)b, b_hi = b >> 32;
+	uint64_t mid = (a_lo * b_lo >> 32) + (uint32_t)(a_hi * b_lo) +
+	    (uint32_t)(a_lo * b_hi);
+
+	return a_hi * b_hi + (a_hi * b_lo >> 32) + (a_lo * b_hi >> 32) +
+	    (mid >> 32);
+#endif
+}
+
+/* SplitMix64 (Steele, Lea and Flood, 2014): a bijective 64-bit mixer. */
+#define SPLITMIX_GAMMA	0x9e3779b97f4a7c15ULL
+
+static inline uint64_t
+splitmix(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/*
+ * The high bits of the key's hash pick its block by multiply-shift.  The
+ * bit positions inside the block come from the SplitMix64 sequence seeded
+ * with the hash, nine bits each, seven to a word: independent of the block
+ * choice and of each other, as params.c assumes.  POSITIONS walks them,
+ * running STEP with word (the index of the position's 64-bit word in the
+ * block) and bit (its mask, in file byte order); the words are read where
+ * they are rather than gathered into a mask, which would cost a trip
+ * through memory per key.
+ */
+#define POSITIONS(h, hashes, STEP) do {					\
+	uint64_t state_ = (h);						\
+	unsigned left_ = (hashes);					\
+									\
+	while (left_ > 0) {						\
+		uint64_t bits_;						\
+		unsigned n_ = left_ < 7 ? left_ : 7;			\
+									\
+		state_ += SPLITMIX_GAMMA;				\
+		bits_ = splitmix(state_);				\
+		left_ -= n_;						\
+		while (n_-- > 0) {					\
+			unsigned word = (unsigned)(bits_ >> 6) & 7;	\
+			uint64_t bit = le64((uint64_t)1 << (bits_ & 63)); \
+									\
+			STEP;						\
+			bits_ >>= 9;					\
+		}							\
+	}								\
+} while (0)
+
+static inline uint64_t *
+block_of(const struct segment *s, uint64_t h)
+{
+	return (uint64_t *)(s->bits + (mul_high(h, s->whole) - s->lo) *
+	    BLOCK_BYTES);
+}
+
+/* Returns 1 if all the key's bits are set in block.  Without a branch per
+ * bit: whether a bit is set is a coin toss the CPU cannot predict. */
+static inline int
+has_bits(const uint64_t *block, uint64_t h, unsigned hashes)
+{
+	uint64_t missing = 0;
+
+	POSITIONS(h, hashes, missing |= bit &
+	    ~__atomic_load_n(&block[word], __ATOMIC_RELAXED));
+	return missing == 0;
+}
+
+/*
+ * Sets the key's bits in block; returns 1 if any was clear.  A key found
+ * whole writes nothing.  A new one sets each of its bits with an atomic OR
+ * (lock or: the bts that a test of the old bit would compile to is
+ * microcoded and several times slower), so that other processes adding at
+ * once lose nothing; two processes that add the same new key at the same
+ * instant may both call it new.
+ */
+static inline int
+set_bits(uint64_t *block, uint64_t h, unsigned hashes)
+{
+	if (has_bits(block, h, hashes))
+		return 0;
+	POSITIONS(h, hashes, __atomic_fetch_or(&block[word], bit,
+	    __ATOMIC_RELAXED));
+	return 1;
+}
+
+/*
+ * The keys are taken in batches.  While one is tested, the blocks of the
+ * keys up to PREFETCH_AHEAD further on are loading.
+ */
+#define BATCH		16	/* keys tested before the new ones are set */
+#define PREFETCH_AHEAD	64	/* keys whose blocks load ahead */
+
+_Static_assert(BATCH <= UCHAR_MAX + 1, "batch index fits a byte");
+
+/*
+ * Adds a batch of n <= BATCH keys to segment s.  Whether a key is new is a
+ * coin toss when half the input repeats, so the batch is tested first
+ * without a branch per key, and only the keys that missed a bit are then
+ * visited to set theirs.  Each is tested again just before: a key set
+ * earlier in the batch may have set its bits (a repeat, or a false
+ * positive), and the answers must be those of adding the keys one at a
+ * time.
+ */
+static size_t
+add_batch(const struct segment *s, const uint64_t *hashes, size_t n,
+    unsigned char *isnew)
+{
+	unsigned char missed[BATCH];	/* indices of keys that missed */
+	size_t i, j, nmissed = 0, fresh = 0;
+	unsigned k = s->info.hashes;
+
+	for (i = 0; i < n; i++) {
+		isnew[i] = 0;
+		missed[nmissed] = (unsigned char)i;
+		nmissed += !has_bits(block_of(s, hashes[i]), hashes[i], k);
+	}
+	for (j = 0; j < nmissed; j++) {
+		i = missed[j];
+		isnew[i] = (unsigned char)set_bits(block_of(s, hashes[i]),
+		    hashes[i], k);
+		fresh += isnew[i];
+	}
+	return fresh;
+}
+
+/*
+ * Starts loading the blocks of the keys from the batch at i on that are
+ * PREFETCH_AHEAD keys away, or all of the first ones when i is 0; KEY(j)
+ * is the hash of key j.  A macro rather than a function: GCC finds that a
+ * function that only prefetches has no effect and drops the calls.
+ */
+#define PREFETCH_BATCH(s, KEY, i, n) do {				\
+	size_t from_ = (i) == 0 ? 0 : (i) + PREFETCH_AHEAD - BATCH;	\
+	size_t to_ = (i) + PREFETCH_AHEAD < (n) ?			\
+	    (i) + PREFETCH_AHEAD : (n);					\
+									\
+	for (; from_ < to_; from_++)					\
+		__builtin_prefetch(block_of((s), KEY(from_)));		\
+} while (0)
+
+#define ALL_KEY(j)	(hashes[j])
+#define SOME_KEY(j)	(hashes[idx[j]])
+
+size_t
+bits_add(const struct segment *s, const uint64_t *hashes, size_t n,
+    unsigned char *isnew)
+{
+	size_t i, fresh = 0;
+
+	for (i = 0; i < n; i += BATCH) {
+		PREFETCH_BATCH(s, ALL_KEY, i, n);
+		fresh += add_batch(s, hashes + i, n - i < BATCH ? n - i : BATCH,
+		    isnew + i);
+	}
+	return fresh;
+}
+
+size_t
+bits_add_list(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *isnew)
+{
+	size_t j, fresh = 0;
+
+	for (j = 0; j < m; j++) {
+		if (j % BATCH == 0)
+			PREFETCH_BATCH(s, SOME_KEY, j, m);
+		isnew[idx[j]] = (unsigned char)set_bits(block_of(s,
+		    hashes[idx[j]]), hashes[idx[j]], s->info.hashes);
+		fresh += isnew[idx[j]];
+	}
+	return fresh;
+}
+
+void
+bits_test(const struct segment *s, const uint64_t *hashes, size_t n,
+    unsigned char *found)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (i % BATCH == 0)
+			PREFETCH_BATCH(s, ALL_KEY, i, n);
+		found[i] = (unsigned char)has_bits(block_of(s, hashes[i]),
+		    hashes[i], s->info.hashes);
+	}
+}
+
+size_t
+bits_test_list(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *found)
+{
+	size_t j, count = 0;
+
+	for (j = 0; j < m; j++) {
+		if (j % BATCH == 0)
+			PREFETCH_BATCH(s, SOME_KEY, j, m);
+		found[idx[j]] = (unsigned char)has_bits(block_of(s,
+		    hashes[idx[j]]), hashes[idx[j]], s->info.hashes);
+		count += found[idx[j]];
+	}
+	return count;
+}
+
+size_t
+bits_test_copy(const struct segment *s, const unsigned char *buf,
+    uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
+    unsigned char *found)
+{
+	struct segment copy = *s;
+
+	copy.bits = (unsigned char *)(uintptr_t)buf;
+	copy.lo = s->lo + first;
+	return bits_test_list(&copy, hashes, idx, m, found);
+}
+
+uint64_t
+bits_block(const struct segment *s, uint64_t h)
+{
+	return mul_high(h, s->whole) - s->lo;
+}
+
+struct bits_extent
+bits_extent(const struct segment *s)
+{
+	struct bits_extent x;
+
+	x.bits = s->bits;
+	x.offset = s->info.offset;
+	x.nblocks = s->info.nblocks;
+	return x;
+}
+
+static inline unsigned
+popcount_portable(uint64_t x)
+{
+	x = x - ((x >> 1) & 0x5555555555555555ULL);
+	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (unsigned)((x * 0x0101010101010101ULL) >> 56);
+}
+
+/* Counts the bits of each block into hist; returns the total. */
+static inline uint64_t
+count_blocks(const uint64_t *word, uint64_t nblocks,
+    uint64_t hist[BLOCK_BITS + 1], unsigned (*popcount)(uint64_t))
+{
+	uint64_t i, total = 0;
+
+	for (i = 0; i < nblocks; i++, word += 8) {
+		unsigned c = popcount(word[0]) + popcount(word[1]) +
+		    popcount(word[2]) + popcount(word[3]) +
+		    popcount(word[4]) + popcount(word[5]) +
+		    popcount(word[6]) + popcount(word[7]);
+
+		hist[c]++;
+		total += c;
+	}
+	return total;
+}
+
+static uint64_t
+count_portable(const uint64_t *word, uint64_t nblocks,
+    uint64_t hist[BLOCK_BITS + 1])
+{
+	return count_blocks(word, nblocks, hist, popcount_portable);
+}
+
+/* The same with the x86 POPCNT instruction, where the CPU has it. */
+#if defined(__GNUC__) && defined(__x86_64__)
+#define HAVE_POPCNT_DISPATCH
+__attribute__((target("popcnt"))) static inline unsigned
+popcount_popcnt(uint64_t x)
+{
+	return (unsigned)__builtin_popcountll(x);
+}
+
+__attribute__((target("popcnt"))) static uint64_t
+count_popcnt(const uint64_t *word, uint64_t nblocks,
+    uint64_t hist[BLOCK_BITS + 1])
+{
+	return count_blocks(word, nblocks, hist, popcount_popcnt);
+}
+#endif
+
+uint64_t
+bits_count(const uint64_t *word, uint64_t nblocks,
+    uint64_t hist[BLOCK_BITS + 1])
+{
+#ifdef HAVE_POPCNT_DISPATCH
+	if (__builtin_cpu_supports("popcnt"))
+		return count_popcnt(word, nblocks, hist);
+#endif
+	return count_portable(word, nblocks, hist);
+}
+
+uint32_t
+bits_slice_of(const struct segment *s, uint64_t h, uint32_t slices)
+{
+	return (uint32_t)(mul_high(h, s->whole) / (s->whole / slices));
+}
+
+void
+bits_or(const struct segment *to, uint64_t lo, const struct segment *from)
+{
+	uint64_t *dst = (uint64_t *)(to->bits + lo * BLOCK_BYTES);
+	const uint64_t *word = (const uint64_t *)from->bits;
+	uint64_t i, nwords = from->info.nblocks * (BLOCK_BYTES / 8);
+
+	if (from->map != NULL)
+		madvise(from->map, from->map_size, MADV_SEQUENTIAL);
+	/* A word writes only where the source has a bit the target lacks:
+	 * most words of a sparse or overlapping source cost one compare. */
+	for (i = 0; i < nwords; i++) {
+		uint64_t w = word[i];
+
+		if ((w & ~__atomic_load_n(&dst[i], __ATOMIC_RELAXED)) != 0)
+			__atomic_fetch_or(&dst[i], w, __ATOMIC_RELAXED);
+	}
+}

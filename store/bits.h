@@ -1,0 +1,70 @@
+/* bits.h: interface of bits.c, the bit arrays of the segments: where a
+ * key's block and bits are, and testing and setting keys in a segment,
+ * with prefetching.  A segment is store/handle.h's, opaque here. */
+#ifndef BLOOM_BITS_H
+#define BLOOM_BITS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "params.h"
+
+struct segment;
+
+/* Where a segment's blocks lie. */
+struct bits_extent {
+	unsigned char *bits;	/* its first block, as mapped */
+	uint64_t offset;	/* that block's offset in the file */
+	uint64_t nblocks;	/* its blocks */
+};
+
+/* Returns where segment s's blocks lie. */
+struct bits_extent bits_extent(const struct segment *s);
+
+/* Returns the block of segment s, from its first, that the key with hash
+ * h belongs to: s's block count or more if another slice holds it. */
+uint64_t bits_block(const struct segment *s, uint64_t h);
+
+/* Returns the slice, from 0, of slices equal slices of the whole filter
+ * s is (or is a slice of) that holds the key with hash h. */
+uint32_t bits_slice_of(const struct segment *s, uint64_t h,
+    uint32_t slices);
+
+/* Tests the n keys with the given hashes against segment s, setting
+ * found[i] to 1 if key i may be in it, else 0. */
+void bits_test(const struct segment *s, const uint64_t *hashes, size_t n,
+    unsigned char *found);
+
+/* Tests the m keys that idx lists (indices into hashes) against segment
+ * s, setting found[idx[j]]; returns how many were found. */
+size_t bits_test_list(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *found);
+
+/* Tests as bits_test_list does, against a copy of segment s's blocks
+ * from block first on, in buf, for keys of those blocks only. */
+size_t bits_test_copy(const struct segment *s, const unsigned char *buf,
+    uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
+    unsigned char *found);
+
+/* Adds the n keys to segment s in order, setting isnew[i] to 1 if one of
+ * key i's bits was clear, else 0; returns how many were new to it.  Bits
+ * are set with atomic ORs: processes adding at once lose nothing. */
+size_t bits_add(const struct segment *s, const uint64_t *hashes, size_t n,
+    unsigned char *isnew);
+
+/* Adds the m keys that idx lists to segment s in that order, setting
+ * isnew[idx[j]] as bits_add does; returns how many were new to it. */
+size_t bits_add_list(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *isnew);
+
+/* ORs the bits of segment from into segment to from block lo of to on,
+ * with atomic ORs. */
+void bits_or(const struct segment *to, uint64_t lo,
+    const struct segment *from);
+
+/* Counts the bits of each of nblocks blocks from word into hist (which it
+ * adds to); returns the total. */
+uint64_t bits_count(const uint64_t *word, uint64_t nblocks,
+    uint64_t hist[BLOCK_BITS + 1]);
+
+#endif
