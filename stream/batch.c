@@ -105,6 +105,8 @@ batch_take(struct batch *t, const struct line_group *g, size_t *from)
 {
 	size_t i;
 
+	if (*from == 0)
+		t->group_bytes = 0;
 	for (i = *from; i < g->nlines; i++) {
 		const struct line *l = &g->line[i];
 
@@ -131,9 +133,13 @@ batch_take(struct batch *t, const struct line_group *g, size_t *from)
 			t->end[t->n] = t->text_len;
 		}
 		t->n++;
+		t->bytes += (uint64_t)l->len + 1;
+		t->group_bytes += (uint64_t)l->len + 1;
 	}
+	/* A line with its terminator, but for the input's last: the group
+	 * knows its bytes exactly. */
 	if (i == g->nlines)
-		t->bytes += g->bytes;
+		t->bytes = t->bytes + g->bytes - t->group_bytes;
 	*from = i;
 	return 0;
 }

@@ -21,8 +21,9 @@ struct batch {
 	size_t n;		/* keys in it */
 	uint64_t *hash;		/* their hashes, in input order */
 	unsigned char *hit;	/* per key: new (add) or found (check) */
-	uint64_t bytes;		/* input bytes of the groups of lines
-				 * whose last line it holds */
+	uint64_t bytes;		/* input bytes of its lines */
+	uint64_t group_bytes;	/* bytes counted for the lines taken from
+				 * the group taken last */
 	struct sweep sweep;	/* the sweep's scratch */
 	unsigned char *text;	/* the kept lines, one after another */
 	size_t text_len;	/* bytes of text used */
@@ -55,8 +56,7 @@ void batch_source(struct batch *t, int fd);
 
 /* Takes the lines of g from *from on while the batch has room, at least
  * one into an empty batch, and advances *from past them: the batch is
- * full if *from < g->nlines after; else it counts g's bytes.  Returns
- * 0, or -1 with errno set. */
+ * full if *from < g->nlines after.  Returns 0, or -1 with errno set. */
 int batch_take(struct batch *t, const struct line_group *g, size_t *from);
 
 /* Returns the bytes of line i of the batch (kept lines only), setting

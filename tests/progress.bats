@@ -82,3 +82,81 @@ status_re='[0-9]+ lines, [0-9.]+ (B|KiB|MiB|GiB) in [0-9.:]+( s)?, [0-9.]+ (B|Ki
 	grep -Eq "^bloom: [0-9]+ lines, .*, [0-9]{1,2} %, ETA [0-9.:]+( s)?$" err
 	grep -Eq "^bloom: done: 300000 lines, " err
 }
+
+# human BYTES: BYTES as the status line writes a size: "692 B", "477.4 KiB".
+human() {
+	awk -v b="$1" 'BEGIN {
+		split("B KiB MiB GiB", unit, " ")
+		for (u = 1; b >= 1024 && u < 4; u++)
+			b /= 1024
+		printf(u == 1 ? "%.0f %s\n" : "%.1f %s\n", b, unit[u])
+	}'
+}
+
+# Under --memory 4K or 64K the filter of big_filter (about 350 KiB) is out
+# of core: add and check work on it in sorted batches.
+
+@test "--progress in sorted batches ends with the lines and bytes read, as line by line" {
+	big_filter f.bf
+	keys 100 >in
+	# 692 bytes, in batches of a few dozen lines.
+	run --separate-stderr bloom add --new --progress --memory 4K f.bf in
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(cat in)" ]
+	echo "$stderr"
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "${stderr_lines[0]}" =~ ^"bloom: done: "$status_re$ ]]
+	[[ "${stderr_lines[0]}" == "bloom: done: 100 lines, 692 B in "* ]]
+	# From a pipe, the last line without its newline.
+	run --separate-stderr bash -c \
+	    'head -c -1 in | bloom check -c --progress --memory 4K f.bf'
+	[ "$status" -eq 0 ]
+	[ "$output" = 100 ]
+	[[ "${stderr_lines[0]}" == "bloom: done: 100 lines, 691 B in "* ]]
+	keys 50000 >in
+	run --separate-stderr bloom check -c --progress --memory 64K f.bf in
+	[ "$output" = 100 ]
+	[[ "${stderr_lines[0]}" == "bloom: done: 50000 lines, 477.4 KiB in "* ]]
+	run --separate-stderr bloom add --progress --memory 64K f.bf in
+	[ "$status" -eq 0 ]
+	[[ "${stderr_lines[0]}" == "bloom: done: 50000 lines, 477.4 KiB in "* ]]
+}
+
+@test "SIGUSR1 in sorted batches: the lines done so far, and exactly their bytes" {
+	big_filter f.bf
+	keys 5000 >first
+	mkfifo in
+	bloom add --new --memory 64K f.bf <in >out 2>err &
+	pid=$!
+	exec 5>in
+	cat first >&5
+	# Wait until a batch was added and written: bloom has its handler.
+	for i in $(seq 100); do
+		[ -s out ] && break
+		sleep 0.05
+	done
+	sleep 0.2
+	kill -USR1 "$pid"
+	sleep 0.2
+	echo last >&5
+	exec 5>&-
+	wait "$pid"
+	[ "$(cat out)" = "$(cat first; echo last)" ]
+	cat err
+	[ "$(wc -l <err)" -eq 1 ]
+	n=$(sed -n 's/^bloom: \([0-9]*\) lines, .*/\1/p' err)
+	[ "$n" -gt 0 ] && [ "$n" -le 5000 ]
+	grep -q "^bloom: $n lines, $(human "$(head -n "$n" first | wc -c)") in " err
+}
+
+@test "--progress on a terminal redraws in sorted batches too" {
+	command -v script >/dev/null || skip "script(1) not installed"
+	big_filter f.bf
+	keys 5000 >first
+	# The input pauses for a second: the group after it finds a status
+	# line due (every 250 ms on a terminal).
+	script -qec "sh -c '{ cat first; sleep 1; echo last; } |
+	    bloom add --progress --memory 64K f.bf'" /dev/null >tty
+	grep -aEq $'\rbloom: [1-9][0-9]* lines, [1-9][0-9.]* (B|KiB) in ' tty
+	grep -aq $'\rbloom: done: 5001 lines, ' tty
+}
