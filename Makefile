@@ -34,7 +34,7 @@ CORE_OBJ = bloom.o
 STORE_OBJ = store/format.o store/segments.o store/bits.o store/holes.o \
 	store/iothread.o
 BASE_OBJ = params.o hash.o
-LIB_OBJ = lib/memory.o lib/output.o lib/threads.o
+LIB_OBJ = lib/clock.o lib/memory.o lib/output.o lib/threads.o
 OBJ = $(CLI_OBJ) $(STREAM_OBJ) $(FILTER_OBJ) $(CORE_OBJ) $(STORE_OBJ) \
 	$(BASE_OBJ) $(LIB_OBJ)
 HDR = *.h lib/*.h store/*.h filter/*.h stream/*.h cli/*.h
@@ -99,9 +99,8 @@ tests/fuzz/header: tests/fuzz/header.c store/format.c hash.c params.c $(HDR)
 FUZZFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -pthread $(CPPFLAGS) -I.
 FUZZ_LINES_SRC = tests/fuzz/lines.c stream/lines.c stream/fields.c bloom.c \
-	store/bits.c \
-	store/segments.c lib/memory.c store/holes.c store/format.c params.c \
-	hash.c lib/threads.c
+	store/bits.c store/segments.c store/holes.c store/format.c params.c \
+	hash.c lib/clock.c lib/memory.c lib/threads.c
 
 tests/fuzz/lines: $(FUZZ_LINES_SRC) $(HDR)
 	$(FUZZCC) $(FUZZFLAGS) -DREAD_SIZE=64 -o $@ $(FUZZ_LINES_SRC) -lm

@@ -393,15 +393,6 @@ random_seed(void)
 	return seed;
 }
 
-uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Tells that a command has waited a second for its shared lock. */
 void
 tell_open_waits(const char *path)

@@ -10,6 +10,7 @@
 
 #include "bloom.h"
 #include "filter/create.h"
+#include "lib/clock.h"
 #include "lib/output.h"
 
 #ifndef BLOOM_VERSION_STRING
@@ -83,9 +84,6 @@ int not_own_output(const struct bloom *b, const char *path);
 
 /* Returns a random 64-bit seed, or exits 2. */
 uint64_t random_seed(void);
-
-/* Returns the time now, in ms since 1970. */
-uint64_t now_ms(void);
 
 /* Tell that an open, a create -f, or a growth or rotation has waited a
  * second for a lock. */

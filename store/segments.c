@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "lib/memory.h"
 #include "store/holes.h"
 #include "store/handle.h"
@@ -81,15 +82,6 @@ lock_byte(struct bloom *b, short type, off_t which)
 		cmd = F_OFD_SETLKW;
 	}
 	return 0;
-}
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 int
