@@ -91,14 +91,28 @@ static void
 book(struct engine *e, const unsigned char *hit, size_t n, uint64_t bytes)
 {
 	unsigned char want = e->invert ? 0 : 1;
-	size_t i, selected = 0, elsewhere = 0;
+	size_t i = 0, j, selected = 0, elsewhere = 0;
 	unsigned events;
 
 	if (hit != NULL) {
 		events = bloom_events(e->filter);
 		if (events != 0 && e->notice != NULL)
 			e->notice(e->filter, events);
-		for (i = 0; i < n; i++) {
+		/* 64 lines at a time into byte counters: a loop the compiler
+		 * makes a few vector instructions. */
+		for (; n - i >= 64; i += 64) {
+			unsigned char in_block = 0, elsewhere_block = 0;
+
+			for (j = 0; j < 64; j++) {
+				in_block = (unsigned char)(in_block +
+				    (hit[i + j] == want));
+				elsewhere_block = (unsigned char)(elsewhere_block +
+				    (hit[i + j] == BLOOM_ELSEWHERE));
+			}
+			selected += in_block;
+			elsewhere += elsewhere_block;
+		}
+		for (; i < n; i++) {
 			selected += hit[i] == want;
 			elsewhere += hit[i] == BLOOM_ELSEWHERE;
 		}
