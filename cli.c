@@ -28,7 +28,7 @@
 #include "params.h"
 #include "cli/parse.h"
 #include "cli/progress.h"
-#include "cli/quote.h"
+#include "lib/quote.h"
 #include "filter/stats.h"
 
 const char *const command_name[NCMD] = {

@@ -26,7 +26,7 @@
 #include "params.h"
 #include "cli/parse.h"
 #include "cli/progress.h"
-#include "cli/quote.h"
+#include "lib/quote.h"
 #include "filter/stats.h"
 
 static const char *

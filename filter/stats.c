@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli/quote.h"
+#include "lib/quote.h"
 #include "store/segments.h"
 #include "filter/stats.h"
 

@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "cli/quote.h"
+#include "lib/quote.h"
 
 /* Returns the length of the well-formed UTF-8 sequence at s, not a C1
  * control, or 0 if there is none. */
