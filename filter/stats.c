@@ -402,7 +402,9 @@ stats_print_plan(FILE *fp, const char *path, const struct bloom_header *h)
 
 	for (i = 0; i < h->nsegments; i++)
 		blocks += h->seg[i].nblocks;
-	fprintf(fp, "file: %s (not created: --dry-run)\n", path);
+	fputs("file: ", fp);
+	quote_fputs(fp, path);
+	fputs(" (not created: --dry-run)\n", fp);
 	fprintf(fp, "mode: %s\n", stats_mode_name(h->mode));
 	fprintf(fp, "bytes: %" PRIu64 " (", h->file_size);
 	print_human(fp, h->file_size);

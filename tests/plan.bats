@@ -21,6 +21,14 @@ target_fpr: 0.01" "" create --dry-run --seed 1 f.bf
 	[ "$(stats_field hashes f.bf)" -eq 6 ]
 }
 
+@test "create --dry-run quotes the name, so a newline cannot forge a line of the plan" {
+	run --separate-stderr bloom create --dry-run --seed 1 $'a\nfile: forged'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = 'file: a\nfile: forged (not created: --dry-run)' ]
+	[ "${lines[1]}" = "mode: fixed" ]
+	[ ! -e $'a\nfile: forged' ]
+}
+
 @test "create --dry-run of a growable filter shows its first segment and the next" {
 	run --separate-stderr bloom create --dry-run --grow -n 1000 g.bf
 	[ "$status" -eq 0 ]
