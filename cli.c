@@ -22,6 +22,7 @@
 
 
 #include "cli.h"
+#include "cli/msg.h"
 #include "stream/engine.h"
 #include "stream/fields.h"
 #include "filter/merge.h"
@@ -128,56 +129,8 @@ static const char *const option_help[NCMD] = {
 	"Describe a command, or all of them.\n",
 };
 
-const char *progname = "bloom";
-
 /* The message SIGBUS writes: the mapped filter shrank under us. */
 static char sigbus_message[512];
-
-/* Writes a message, its bytes quoted (quote.c): the names and values in
- * it come from outside and must not forge a line or reach the terminal
- * raw. */
-static void
-vwarnx(const char *fmt, va_list ap)
-{
-	char buf[1024], *msg = buf;
-	va_list again;
-	int len;
-
-	va_copy(again, ap);
-	len = vsnprintf(buf, sizeof buf, fmt, ap);
-	if (len >= (int)sizeof buf && (msg = malloc((size_t)len + 1)) != NULL)
-		vsnprintf(msg, (size_t)len + 1, fmt, again);
-	va_end(again);
-	if (msg == NULL)
-		msg = buf;	/* cut short */
-	fprintf(stderr, "%s: ", progname);
-	if (len >= 0)
-		quote_fputs(stderr, msg);
-	fputc('\n', stderr);
-	if (msg != buf)
-		free(msg);
-}
-
-void
-warnx(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vwarnx(fmt, ap);
-	va_end(ap);
-}
-
-_Noreturn void
-errx(int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vwarnx(fmt, ap);
-	va_end(ap);
-	exit(status);
-}
 
 static void
 print_synopsis(FILE *fp, enum command cmd, const char *lead)
@@ -211,7 +164,7 @@ usage_error(int cmd, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vwarnx(fmt, ap);
+	msg_vwarn(fmt, ap);
 	va_end(ap);
 	if (cmd < 0 || cmd == CMD_HELP)
 		print_usage(stderr);
@@ -279,11 +232,11 @@ close_stdout(void)
 {
 	if (fflush(stdout) == EOF || ferror(stdout)) {
 		if (errno != EPIPE)
-			warnx("write error: %s", strerror(errno));
+			msg_warn("write error: %s", strerror(errno));
 		return -1;
 	}
 	if (fclose(stdout) == EOF) {
-		warnx("write error: %s", strerror(errno));
+		msg_warn("write error: %s", strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -309,7 +262,7 @@ void
 output_error(const struct output *out)
 {
 	if (out->err != EPIPE)
-		warnx("write error: %s", strerror(out->err));
+		msg_warn("write error: %s", strerror(out->err));
 }
 
 /* The report being gathered for report_close, if any. */
@@ -333,7 +286,7 @@ report_close(FILE *fp)
 	if (fp == stdout)
 		return 0;
 	if (fclose(fp) == EOF || output_init(&out, STDOUT_FILENO) == -1) {
-		warnx("%s", strerror(errno));
+		msg_warn("%s", strerror(errno));
 		free(report_text);
 		report_text = NULL;
 		return -1;
@@ -361,13 +314,13 @@ void
 filter_error(const char *path, int s, const struct bloom_header *h)
 {
 	if (s == BLOOM_ESIZE)
-		warnx("%s: size mismatch (file is not the %" PRIu64
+		msg_warn("%s: size mismatch (file is not the %" PRIu64
 		    " bytes its header says)", path, h->file_size);
 	else if (s == BLOOM_EVERSION)
-		warnx("%s: unsupported format version %" PRIu32
+		msg_warn("%s: unsupported format version %" PRIu32
 		    " (this bloom reads versions 1 and 2)", path, h->version);
 	else
-		warnx("%s: %s", path, bloom_strerror(s));
+		msg_warn("%s: %s", path, bloom_strerror(s));
 }
 
 /* Refuses a filter that is also the standard output, which writing would
@@ -377,7 +330,7 @@ not_own_output(const struct bloom *b, const char *path)
 {
 	if (!bloom_is_file(b, STDOUT_FILENO))
 		return 0;
-	warnx("%s: is also the standard output: refusing to write into the "
+	msg_warn("%s: is also the standard output: refusing to write into the "
 	    "filter", path);
 	return -1;
 }
@@ -388,7 +341,7 @@ random_seed(void)
 	uint64_t seed;
 
 	if (getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed)
-		errx(EXIT_TROUBLE, "cannot get a random seed: %s",
+		msg_fatal(EXIT_TROUBLE, "cannot get a random seed: %s",
 		    strerror(errno));
 	return seed;
 }
@@ -397,7 +350,7 @@ random_seed(void)
 void
 tell_open_waits(const char *path)
 {
-	warnx("%s: waiting for a lock: another process holds the filter "
+	msg_warn("%s: waiting for a lock: another process holds the filter "
 	    "exclusively (a create -f replacing it, or any process that "
 	    "may read it)", path);
 }
@@ -407,7 +360,7 @@ tell_open_waits(const char *path)
 void
 tell_lock_waits(const char *path)
 {
-	warnx("%s: waiting for a lock: another process is adding a segment to "
+	msg_warn("%s: waiting for a lock: another process is adding a segment to "
 	    "the filter or rotating its generations", path);
 }
 
@@ -415,7 +368,7 @@ tell_lock_waits(const char *path)
 void
 tell_create_waits(const char *path)
 {
-	warnx("%s: waiting for a lock: another process has the filter open, "
+	msg_warn("%s: waiting for a lock: another process has the filter open, "
 	    "and create -f replaces it only once nothing uses it", path);
 }
 

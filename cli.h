@@ -36,19 +36,14 @@ enum { OPT_SEED = 256, OPT_SYNC, OPT_JSON, OPT_GROW, OPT_GROWTH,
 enum command { CMD_CREATE, CMD_ADD, CMD_CHECK, CMD_STATS, CMD_ROTATE,
     CMD_MERGE, CMD_ROUTE, CMD_HELP, NCMD };
 
-/* The name of each command, and of the program, for messages. */
+/* The name of each command, for messages. */
 extern const char *const command_name[NCMD];
-extern const char *progname;
 
-/* Writes "bloom: " and the message, its values quoted, to stderr. */
-void warnx(const char *fmt, ...);
-
-/* Writes the message as warnx and exits with status. */
-_Noreturn void errx(int status, const char *fmt, ...);
 
 /* Writes the message and the synopsis of cmd (all of them if cmd is -1)
  * and exits 2. */
-_Noreturn void usage_error(int cmd, const char *fmt, ...);
+_Noreturn void usage_error(int cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Reports the option getopt_long returned ch (':' or '?') for, as a usage
  * error. */

@@ -20,6 +20,7 @@
 
 
 #include "cli.h"
+#include "cli/msg.h"
 #include "stream/engine.h"
 #include "stream/fields.h"
 #include "filter/merge.h"
@@ -36,22 +37,22 @@ solve_fixed(const char *path, struct params *p, enum solve_for what)
 {
 	if (params_solve(p, what) == -1) {
 		if (errno == EFBIG)
-			warnx("%s: a filter for %" PRIu64 " items at fpr %g "
+			msg_warn("%s: a filter for %" PRIu64 " items at fpr %g "
 			    "would exceed %" PRIu64 " TiB", path, p->capacity,
 			    p->target_fpr, NBLOCKS_MAX * BLOCK_BYTES >> 40);
 		else if (what == SOLVE_FPR)
-			warnx("%s: %" PRIu64 " items would fill %" PRIu64
+			msg_warn("%s: %" PRIu64 " items would fill %" PRIu64
 			    " bytes completely", path, p->capacity,
 			    p->nblocks * BLOCK_BYTES);
 		else
-			warnx("%s: %" PRIu64 " bytes cannot hold one item at "
+			msg_warn("%s: %" PRIu64 " bytes cannot hold one item at "
 			    "fpr %g", path, p->nblocks * BLOCK_BYTES,
 			    p->target_fpr);
 		return -1;
 	}
 	/* A filter that passes most absent keys is not worth a file. */
 	if (what == SOLVE_FPR && p->target_fpr > MAX_DERIVED_FPR) {
-		warnx("%s: %" PRIu64 " items in %" PRIu64 " bytes would give "
+		msg_warn("%s: %" PRIu64 " items in %" PRIu64 " bytes would give "
 		    "a false-positive rate of %.3g; give a larger -s or a "
 		    "smaller -n", path, p->capacity, p->nblocks * BLOCK_BYTES,
 		    p->target_fpr);
@@ -65,13 +66,13 @@ static void
 tell_create_error(const char *path, int s)
 {
 	if (s == BLOOM_ERRNO && errno == EEXIST)
-		warnx("%s: file exists (use -f to replace it)", path);
+		msg_warn("%s: file exists (use -f to replace it)", path);
 	else if (s == BLOOM_ENOTREG || s == BLOOM_ESHORT || s == BLOOM_EMAGIC ||
 	    s == BLOOM_EDANGLING)
-		warnx("%s: will not replace: %s; create -f replaces only bloom "
+		msg_warn("%s: will not replace: %s; create -f replaces only bloom "
 		    "filters", path, bloom_strerror(s));
 	else
-		warnx("%s: cannot create: %s", path, bloom_strerror(s));
+		msg_warn("%s: cannot create: %s", path, bloom_strerror(s));
 }
 
 /* Creates path for spec, or fails with a message; returns 0 or -1. */
@@ -86,7 +87,7 @@ create_filter(const char *path, struct bloom_spec *spec, int force)
 	if (s == BLOOM_OK)
 		return 0;
 	if (s == BLOOM_ETOOBIG)
-		warnx("%s: a filter for %" PRIu64 " items at fpr %g would "
+		msg_warn("%s: a filter for %" PRIu64 " items at fpr %g would "
 		    "exceed %" PRIu64 " TiB", path, spec->first.capacity,
 		    spec->first.target_fpr, NBLOCKS_MAX * BLOCK_BYTES >> 40);
 	else
@@ -134,7 +135,7 @@ create_like(const char *path, const char *template, uint32_t slice,
 		s = bloom_plan_like(&tmpl, slice, slices, &h);
 	bloom_close(&tmpl);
 	if (s != BLOOM_OK) {
-		warnx("%s: cannot make a filter like it: %s", template,
+		msg_warn("%s: cannot make a filter like it: %s", template,
 		    bloom_strerror(s));
 		return EXIT_TROUBLE;
 	}
@@ -163,7 +164,7 @@ check_plan(const char *path, const struct bloom_spec *spec, int dry_run)
 	if ((s = bloom_plan(spec, &h)) != BLOOM_OK) {
 		if (!dry_run)
 			return 0;	/* create_filter says why */
-		warnx("%s: %s", path, bloom_strerror(s));
+		msg_warn("%s: %s", path, bloom_strerror(s));
 		return -1;
 	}
 	if (dry_run) {
@@ -173,7 +174,7 @@ check_plan(const char *path, const struct bloom_spec *spec, int dry_run)
 	}
 	if (bloom_free_space(path, &free_bytes) == 0 &&
 	    h.file_size > free_bytes) {
-		warnx("%s: needs %" PRIu64 " bytes (%s) but its file system "
+		msg_warn("%s: needs %" PRIu64 " bytes (%s) but its file system "
 		    "has %" PRIu64 " bytes (%s) free", path, h.file_size,
 		    stats_human(need, sizeof need, (double)h.file_size),
 		    free_bytes, stats_human(have, sizeof have,
@@ -364,7 +365,7 @@ cmd_create(int argc, char **argv)
 		if (cut != 0 && p->nblocks % cut != 0)
 			p->nblocks += cut - p->nblocks % cut;
 		if (cut != 0 && p->nblocks > NBLOCKS_MAX) {
-			warnx("%s: %" PRIu32 " slices would pass %" PRIu64
+			msg_warn("%s: %" PRIu32 " slices would pass %" PRIu64
 			    " TiB", argv[0], cut,
 			    NBLOCKS_MAX * BLOCK_BYTES >> 40);
 			return finish(EXIT_TROUBLE);

@@ -19,6 +19,7 @@
 
 
 #include "cli.h"
+#include "cli/msg.h"
 #include "stream/engine.h"
 #include "stream/fields.h"
 #include "filter/merge.h"
@@ -115,7 +116,7 @@ cmd_rotate(int argc, char **argv)
 	filter.on_lock_wait = tell_lock_waits;
 	guard_mapping(argv[0], 1);
 	if (filter.hdr.mode != MODE_WINDOW) {
-		warnx("%s: cannot rotate: a %s filter has no generations "
+		msg_warn("%s: cannot rotate: a %s filter has no generations "
 		    "(make one with create --generations)", argv[0],
 		    filter.hdr.mode == MODE_GROW ? "growable" : "fixed");
 		bloom_close(&filter);
@@ -124,7 +125,7 @@ cmd_rotate(int argc, char **argv)
 	s = bloom_rotate(&filter);
 	bloom_close(&filter);
 	if (s != BLOOM_OK) {
-		warnx("%s: cannot rotate: %s", argv[0], bloom_strerror(s));
+		msg_warn("%s: cannot rotate: %s", argv[0], bloom_strerror(s));
 		return finish(EXIT_TROUBLE);
 	}
 	return finish(0);
@@ -182,7 +183,7 @@ cmd_merge(int argc, char **argv)
 	target.on_lock_wait = tell_lock_waits;
 	guard_mapping(argv[0], 1);
 	if ((src = calloc((size_t)n, sizeof *src)) == NULL) {
-		warnx("out of memory");
+		msg_warn("out of memory");
 		goto out;
 	}
 	/* Every source is opened and checked before anything is written. */
@@ -195,22 +196,22 @@ cmd_merge(int argc, char **argv)
 			goto out;
 		}
 		if (same_file(&target, &src[i])) {
-			warnx("%s: cannot merge a filter into itself", name);
+			msg_warn("%s: cannot merge a filter into itself", name);
 			bloom_close(&src[i]);
 			goto out;
 		}
 		if ((s = bloom_refresh(&src[i])) != BLOOM_OK ||
 		    (s = bloom_refresh(&target)) != BLOOM_OK) {
-			warnx("%s: %s", name, bloom_strerror(s));
+			msg_warn("%s: %s", name, bloom_strerror(s));
 			bloom_close(&src[i]);
 			goto out;
 		}
 		if (merge_check(&target, &src[i], &mm) == -1) {
 			if (mm.reason != NULL)
-				warnx("%s: cannot merge into %s: %s", name,
+				msg_warn("%s: cannot merge into %s: %s", name,
 				    argv[0], mm.reason);
 			else
-				warnx("%s: %s differs from %s's (%s here, %s "
+				msg_warn("%s: %s differs from %s's (%s here, %s "
 				    "there)", name, mm.field, argv[0],
 				    mm.source, mm.target);
 			bloom_close(&src[i]);
@@ -219,7 +220,7 @@ cmd_merge(int argc, char **argv)
 	}
 	for (i = 0; i < n; i++) {
 		if ((s = merge_into(&target, &src[i])) != BLOOM_OK) {
-			warnx("%s: cannot merge %s: %s", argv[0], argv[i + 1],
+			msg_warn("%s: cannot merge %s: %s", argv[0], argv[i + 1],
 			    bloom_strerror(s));
 			goto out;
 		}

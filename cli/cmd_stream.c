@@ -20,6 +20,7 @@
 
 
 #include "cli.h"
+#include "cli/msg.h"
 #include "stream/engine.h"
 #include "stream/fields.h"
 #include "filter/merge.h"
@@ -55,23 +56,23 @@ stream_files(struct engine *job, int nfiles, char **files)
 		if (strcmp(files[i], "-") == 0)
 			fd = STDIN_FILENO;
 		else if ((fd = open(files[i], O_RDONLY | O_CLOEXEC)) == -1) {
-			warnx("%s: %s", files[i], strerror(errno));
+			msg_warn("%s: %s", files[i], strerror(errno));
 			trouble = 1;
 			continue;
 		}
 		e = engine_stream(job, fd);
 		if (e == STREAM_READ_ERROR) {
-			warnx("%s: read error: %s", input_name(files[i]),
+			msg_warn("%s: read error: %s", input_name(files[i]),
 			    strerror(errno));
 			trouble = 1;
 		}
 		if (e == STREAM_CHANGED) {
-			warnx("%s: changed while it was read",
+			msg_warn("%s: changed while it was read",
 			    input_name(files[i]));
 			trouble = 1;
 		}
 		if (e == STREAM_FILTER_ERROR) {
-			warnx("%s: %s", job->filter->path,
+			msg_warn("%s: %s", job->filter->path,
 			    bloom_strerror(job->status));
 			if (fd != STDIN_FILENO)
 				close(fd);
@@ -96,7 +97,7 @@ engine_setup(struct engine *e)
 {
 	if (engine_init(e) == 0)
 		return 0;
-	warnx("%s", errno == ENOMEM ? "out of memory" : strerror(errno));
+	msg_warn("%s", errno == ENOMEM ? "out of memory" : strerror(errno));
 	return -1;
 }
 
@@ -182,7 +183,7 @@ open_for_add(struct bloom *b, const char *path, int may_create)
 
 	s = bloom_open(b, path, 1, tell_open_waits);
 	if (s == BLOOM_ERRNO && errno == ENOENT && may_create != 1) {
-		warnx("%s: no such filter, and auto-create is off (%s)", path,
+		msg_warn("%s: no such filter, and auto-create is off (%s)", path,
 		    may_create == 0 ? "--no-create" : "BLOOM_NO_CREATE");
 		return -1;
 	}
@@ -196,14 +197,14 @@ open_for_add(struct bloom *b, const char *path, int may_create)
 		spec.created_ms = now_ms();
 		s = bloom_create(path, &spec, 0);
 		if (s == BLOOM_OK && bloom_plan(&spec, &h) == BLOOM_OK)
-			warnx("%s: created growable, for %" PRIu64 " items "
+			msg_warn("%s: created growable, for %" PRIu64 " items "
 			    "at first, at fpr %g (%" PRIu64 " bytes); "
 			    "--no-create or BLOOM_NO_CREATE=1 turns this off",
 			    path,
 			    spec.first.capacity, spec.first.target_fpr,
 			    h.file_size);
 		else if (!(s == BLOOM_ERRNO && errno == EEXIST)) {
-			warnx("%s: cannot create: %s", path,
+			msg_warn("%s: cannot create: %s", path,
 			    bloom_strerror(s));
 			return -1;
 		}
@@ -226,13 +227,13 @@ notice(struct bloom *b, unsigned events)
 	const struct segment_info *t = &b->seg[b->target].info;
 
 	if (events & BLOOM_EV_FULL)
-		warnx("%s: warning: past its capacity of %" PRIu64 " items; "
+		msg_warn("%s: warning: past its capacity of %" PRIu64 " items; "
 		    "estimated false-positive rate now %.3g (target %g); "
 		    "a filter made with --grow grows instead", b->path,
 		    b->hdr.capacity, b->full_fpr, b->hdr.target_fpr);
 	/* Once a command: a small window may close many generations. */
 	if (events & BLOOM_EV_EARLY && !warned_early++)
-		warnx("%s: warning: a generation filled with %" PRIu64
+		msg_warn("%s: warning: a generation filled with %" PRIu64
 		    " items before its time and was closed early; lines may "
 		    "be forgotten sooner than the window", b->path,
 		    t->capacity);
@@ -243,11 +244,11 @@ static void
 elsewhere_note(const struct engine *e)
 {
 	if (e->elsewhere == 1)
-		warnx("%s: 1 line belongs to other slices of the filter and "
+		msg_warn("%s: 1 line belongs to other slices of the filter and "
 		    "was passed over (bloom route splits a stream by slice)",
 		    e->filter->path);
 	else if (e->elsewhere > 1)
-		warnx("%s: %" PRIu64 " lines belong to other slices of the "
+		msg_warn("%s: %" PRIu64 " lines belong to other slices of the "
 		    "filter and were passed over (bloom route splits a stream "
 		    "by slice)", e->filter->path, e->elsewhere);
 }
@@ -356,7 +357,7 @@ cmd_add(int argc, char **argv)
 		output_error(&job.out);
 	elsewhere_note(&job);
 	if (sync && bloom_sync(&filter) != BLOOM_OK) {
-		warnx("%s: cannot sync: %s", argv[0], strerror(errno));
+		msg_warn("%s: cannot sync: %s", argv[0], strerror(errno));
 		rc = -1;
 	}
 	bloom_close(&filter);
@@ -519,19 +520,19 @@ cmd_route(int argc, char **argv)
 	guard_mapping(argv[0], 0);
 	if (filter.hdr.slices != 0 && slices != 0 &&
 	    slices != filter.hdr.slices) {
-		warnx("%s: is one of %" PRIu32 " slices, not %" PRIu64, argv[0],
+		msg_warn("%s: is one of %" PRIu32 " slices, not %" PRIu64, argv[0],
 		    filter.hdr.slices, slices);
 		goto out;
 	}
 	if (filter.hdr.slices != 0)
 		slices = filter.hdr.slices;
 	else if (slices == 0) {
-		warnx("%s: not a slice: say how many slices with --slices",
+		msg_warn("%s: not a slice: say how many slices with --slices",
 		    argv[0]);
 		goto out;
 	} else if (filter.hdr.mode != MODE_FIXED ||
 	    filter.seg[0].info.nblocks % slices != 0) {
-		warnx("%s: cannot be cut into %" PRIu64 " slices: %s", argv[0],
+		msg_warn("%s: cannot be cut into %" PRIu64 " slices: %s", argv[0],
 		    slices, bloom_strerror(filter.hdr.mode != MODE_FIXED ?
 		    BLOOM_ESLICE_MODE : BLOOM_ESLICE_DIVIDE));
 		goto out;
@@ -546,7 +547,7 @@ cmd_route(int argc, char **argv)
 		job.routes = calloc(slices, sizeof job.routes[0]);
 		name = malloc(size);
 		if (job.routes == NULL || name == NULL) {
-			warnx("out of memory");
+			msg_warn("out of memory");
 			goto out;
 		}
 		for (i = 0; i < slices; i++, opened++) {
@@ -556,7 +557,7 @@ cmd_route(int argc, char **argv)
 			fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 			    0666);
 			if (fd == -1 || output_init(&job.routes[i], fd) == -1) {
-				warnx("%s: %s", name, strerror(errno));
+				msg_warn("%s: %s", name, strerror(errno));
 				if (fd != -1)
 					close(fd);
 				goto out;
@@ -569,7 +570,7 @@ cmd_route(int argc, char **argv)
 out:
 	for (i = 0; i < opened; i++) {
 		if (close(job.routes[i].fd) == -1 && rc == 0) {
-			warnx("%s%" PRIu32 ": %s", prefix, i, strerror(errno));
+			msg_warn("%s%" PRIu32 ": %s", prefix, i, strerror(errno));
 			rc = -1;
 		}
 		output_free(&job.routes[i]);
