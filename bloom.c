@@ -180,20 +180,27 @@ map_head(struct bloom *b)
 }
 
 int
-bloom_open(struct bloom *b, const char *path, int writable,
-    void (*on_wait)(const char *path))
+bloom_open(struct bloom **bp, const char *path, int writable,
+    void (*on_wait)(const char *path), struct bloom_header *seen)
 {
+	struct bloom *b;
 	struct stat st;
 	uint64_t total = 0;
 	unsigned i;
 	int s, e;
 
-	memset(b, 0, sizeof *b);
+	*bp = NULL;
+	if (seen != NULL)
+		memset(seen, 0, sizeof *seen);
+	if ((b = calloc(1, sizeof *b)) == NULL)
+		return BLOOM_ERRNO;
 	b->path = path;
 	b->writable = writable;
 	b->fd = open_locked(path, writable, on_wait);
-	if (b->fd == -1)
-		return errno == EISDIR ? BLOOM_ENOTREG : BLOOM_ERRNO;
+	if (b->fd == -1) {
+		s = errno == EISDIR ? BLOOM_ENOTREG : BLOOM_ERRNO;
+		goto fail;
+	}
 	if (fstat(b->fd, &st) == -1)
 		goto fail_errno;
 	if (!S_ISREG(st.st_mode)) {
@@ -219,12 +226,15 @@ bloom_open(struct bloom *b, const char *path, int writable,
 	b->prefault_at = total / PAGE_GUESS / PREFAULT_SHARE;
 	if (!memory_fits(total))
 		b->prefault_at = UINT64_MAX;
+	*bp = b;
 	return BLOOM_OK;
 
 fail_errno:
 	s = BLOOM_ERRNO;
 fail:
 	e = errno;
+	if (seen != NULL)
+		*seen = b->hdr;
 	bloom_close(b);
 	errno = e;
 	return s;
@@ -242,6 +252,8 @@ bloom_is_file(const struct bloom *b, int fd)
 void
 bloom_close(struct bloom *b)
 {
+	if (b == NULL)
+		return;
 	segments_unmap(b);
 	if (b->head != NULL)
 		munmap(b->head, b->head_size);
@@ -249,10 +261,7 @@ bloom_close(struct bloom *b)
 		close(b->fd);
 	free(b->pending);
 	free(b->found);
-	b->pending = NULL;
-	b->found = NULL;
-	b->head = NULL;
-	b->fd = -1;
+	free(b);
 }
 
 int

@@ -11,7 +11,6 @@
 #include "hash.h"
 #include "params.h"
 #include "store/format.h"	/* statuses, struct bloom_header */
-#include "store/handle.h"	/* until the front end uses accessors */
 #include "store/segments.h"	/* BLOOM_EV_* */
 
 /* What bloom_add and bloom_test set for a key that a slice does not hold:
@@ -31,14 +30,15 @@ int bloom_flock(int fd, int op, const char *path,
     void (*on_wait)(const char *));
 
 /* Opens and maps the filter at path, for writing if writable, holding a
- * shared lock until bloom_close; if the lock has not come after a second,
- * calls on_wait (unless NULL) once and goes on waiting.  Returns BLOOM_OK
- * or a status; on failure b->hdr holds what could be decoded and nothing
- * is left open. */
-int bloom_open(struct bloom *b, const char *path, int writable,
-    void (*on_wait)(const char *path));
+ * shared lock until bloom_close, and sets *bp to it; if the lock has not
+ * come after a second, calls on_wait (unless NULL) once and goes on
+ * waiting.  path must outlive the handle.  Returns BLOOM_OK or a status;
+ * on failure *bp is NULL, nothing is left open, and seen (unless NULL)
+ * holds what of the header could be decoded, for the message. */
+int bloom_open(struct bloom **bp, const char *path, int writable,
+    void (*on_wait)(const char *path), struct bloom_header *seen);
 
-/* Unmaps and closes b. */
+/* Unmaps and closes b, and frees it (NULL is a no-op). */
 void bloom_close(struct bloom *b);
 
 /* Writes b's changes to stable storage.  Returns BLOOM_OK, or BLOOM_ERRNO

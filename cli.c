@@ -265,42 +265,6 @@ output_error(const struct output *out)
 		msg_warn("write error: %s", strerror(out->err));
 }
 
-/* The report being gathered for report_close, if any. */
-static char *report_text;
-static size_t report_len;
-
-FILE *
-report_open(void)
-{
-	FILE *fp = open_memstream(&report_text, &report_len);
-
-	return fp != NULL ? fp : stdout;
-}
-
-int
-report_close(FILE *fp)
-{
-	struct output out;
-	int failed;
-
-	if (fp == stdout)
-		return 0;
-	if (fclose(fp) == EOF || output_init(&out, STDOUT_FILENO) == -1) {
-		msg_warn("%s", strerror(errno));
-		free(report_text);
-		report_text = NULL;
-		return -1;
-	}
-	failed = output_bytes(&out, report_text, report_len) == -1 ||
-	    output_flush(&out) == -1;
-	if (failed)
-		output_error(&out);
-	output_free(&out);
-	free(report_text);
-	report_text = NULL;
-	return failed ? -1 : 0;
-}
-
 int
 finish(int status)
 {

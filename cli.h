@@ -59,17 +59,6 @@ int finish(int status);
 /* Reports a failed output; a closed pipe ends us quietly. */
 void output_error(const struct output *out);
 
-/* Opens a report for stdout (stats, create --dry-run, check -c's count):
- * gathered in memory, then written by report_close as the selected lines
- * are (output.c), so that a non-blocking stdout is waited for, where
- * stdio would drop what it could not write.  Without the memory for it,
- * returns stdout itself. */
-FILE *report_open(void);
-
-/* Writes and closes the report fp.  Returns 0, or -1 after saying why
- * (nothing for a closed pipe). */
-int report_close(FILE *fp);
-
 /* Reports a failure of the filter at path with status s. */
 void filter_error(const char *path, int s, const struct bloom_header *h);
 

@@ -21,6 +21,7 @@
 
 #include "cli.h"
 #include "cli/msg.h"
+#include "cli/report.h"
 #include "stream/engine.h"
 #include "stream/fields.h"
 #include "filter/merge.h"
@@ -28,7 +29,6 @@
 #include "cli/parse.h"
 #include "cli/progress.h"
 #include "lib/quote.h"
-#include "filter/stats.h"
 
 /* Sizes a fixed filter's array, or fails with a message; returns 0 or
  * -1. */
@@ -121,19 +121,19 @@ static int
 create_like(const char *path, const char *template, uint32_t slice,
     uint32_t slices, int force)
 {
-	struct bloom tmpl;
+	struct bloom *tmpl;
 	struct bloom_header h;
 	int s;
 
-	s = bloom_open(&tmpl, template, 0, tell_open_waits);
+	s = bloom_open(&tmpl, template, 0, tell_open_waits, &h);
 	if (s != BLOOM_OK) {
-		filter_error(template, s, &tmpl.hdr);
+		filter_error(template, s, &h);
 		return EXIT_TROUBLE;
 	}
-	s = bloom_refresh(&tmpl);
+	s = bloom_refresh(tmpl);
 	if (s == BLOOM_OK)
-		s = bloom_plan_like(&tmpl, slice, slices, &h);
-	bloom_close(&tmpl);
+		s = bloom_plan_like(tmpl, slice, slices, &h);
+	bloom_close(tmpl);
 	if (s != BLOOM_OK) {
 		msg_warn("%s: cannot make a filter like it: %s", template,
 		    bloom_strerror(s));
@@ -169,15 +169,15 @@ check_plan(const char *path, const struct bloom_spec *spec, int dry_run)
 	}
 	if (dry_run) {
 		report = report_open();
-		stats_print_plan(report, path, &h);
+		report_plan(report, path, &h);
 		return report_close(report) == -1 ? -1 : 1;
 	}
 	if (bloom_free_space(path, &free_bytes) == 0 &&
 	    h.file_size > free_bytes) {
 		msg_warn("%s: needs %" PRIu64 " bytes (%s) but its file system "
 		    "has %" PRIu64 " bytes (%s) free", path, h.file_size,
-		    stats_human(need, sizeof need, (double)h.file_size),
-		    free_bytes, stats_human(have, sizeof have,
+		    report_human(need, sizeof need, (double)h.file_size),
+		    free_bytes, report_human(have, sizeof have,
 		    (double)free_bytes));
 		return -1;
 	}

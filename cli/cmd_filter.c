@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "cli/msg.h"
+#include "cli/report.h"
 #include "stream/engine.h"
 #include "stream/fields.h"
 #include "filter/merge.h"
@@ -39,7 +40,8 @@ cmd_stats(int argc, char **argv)
 	};
 	static const char shortopts[] = ":h";
 	static struct filter_stats st;
-	struct bloom filter;
+	struct bloom_header seen;
+	struct bloom *filter;
 	struct stat sb;
 	FILE *report;
 	int ch, s, json = 0;
@@ -61,25 +63,25 @@ cmd_stats(int argc, char **argv)
 	if (argc != 1)
 		usage_error(CMD_STATS, argc == 0 ? "stats: no filter named" :
 		    "stats: one filter at a time");
-	s = bloom_open(&filter, argv[0], 0, tell_open_waits);
+	s = bloom_open(&filter, argv[0], 0, tell_open_waits, &seen);
 	if (s != BLOOM_OK) {
-		filter_error(argv[0], s, &filter.hdr);
+		filter_error(argv[0], s, &seen);
 		return finish(EXIT_TROUBLE);
 	}
-	if (not_own_output(&filter, argv[0]) == -1) {
-		bloom_close(&filter);
+	if (not_own_output(filter, argv[0]) == -1) {
+		bloom_close(filter);
 		return finish(EXIT_TROUBLE);
 	}
 	guard_mapping(argv[0], 0);
-	if (fstat(filter.fd, &sb) == -1)
+	if (fstat(bloom_fd(filter), &sb) == -1)
 		sb.st_size = 0;
-	stats_compute(&filter, (uint64_t)sb.st_size, &st);
+	stats_compute(filter, (uint64_t)sb.st_size, &st);
 	report = report_open();
 	if (json)
-		stats_print_json(report, argv[0], &filter, &st);
+		report_stats_json(report, argv[0], bloom_header(filter), &st);
 	else
-		stats_print_text(report, argv[0], &filter, &st);
-	bloom_close(&filter);
+		report_stats_text(report, argv[0], bloom_header(filter), &st);
+	bloom_close(filter);
 	return finish(report_close(report) == -1 ? EXIT_TROUBLE : 0);
 }
 
@@ -91,7 +93,9 @@ cmd_rotate(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	static const char shortopts[] = ":h";
-	struct bloom filter;
+	struct bloom_header seen;
+	struct bloom *filter;
+	uint32_t mode;
 	int ch, s;
 
 	while ((ch = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
@@ -108,22 +112,22 @@ cmd_rotate(int argc, char **argv)
 	if (argc != 1)
 		usage_error(CMD_ROTATE, argc == 0 ? "rotate: no filter named" :
 		    "rotate: one filter at a time");
-	s = bloom_open(&filter, argv[0], 1, tell_open_waits);
+	s = bloom_open(&filter, argv[0], 1, tell_open_waits, &seen);
 	if (s != BLOOM_OK) {
-		filter_error(argv[0], s, &filter.hdr);
+		filter_error(argv[0], s, &seen);
 		return finish(EXIT_TROUBLE);
 	}
-	filter.on_lock_wait = tell_lock_waits;
+	bloom_on_lock_wait(filter, tell_lock_waits);
 	guard_mapping(argv[0], 1);
-	if (filter.hdr.mode != MODE_WINDOW) {
+	if ((mode = bloom_header(filter)->mode) != MODE_WINDOW) {
 		msg_warn("%s: cannot rotate: a %s filter has no generations "
 		    "(make one with create --generations)", argv[0],
-		    filter.hdr.mode == MODE_GROW ? "growable" : "fixed");
-		bloom_close(&filter);
+		    mode == MODE_GROW ? "growable" : "fixed");
+		bloom_close(filter);
 		return finish(EXIT_TROUBLE);
 	}
-	s = bloom_rotate(&filter);
-	bloom_close(&filter);
+	s = bloom_rotate(filter);
+	bloom_close(filter);
 	if (s != BLOOM_OK) {
 		msg_warn("%s: cannot rotate: %s", argv[0], bloom_strerror(s));
 		return finish(EXIT_TROUBLE);
@@ -151,22 +155,13 @@ no_options(enum command cmd, int argc, char **argv)
 	}
 }
 
-/* Returns 1 if the open filters are one file. */
-static int
-same_file(const struct bloom *a, const struct bloom *b)
-{
-	struct stat sa, sb;
-
-	return fstat(a->fd, &sa) == 0 && fstat(b->fd, &sb) == 0 &&
-	    sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 int
 cmd_merge(int argc, char **argv)
 {
 	struct merge_mismatch mm;
-	struct bloom *src = NULL, target;
-	int i, n, opened = 0, s, rc = EXIT_TROUBLE;
+	struct bloom_header seen;
+	struct bloom **src = NULL, *target;
+	int i, n, s, rc = EXIT_TROUBLE;
 
 	no_options(CMD_MERGE, argc, argv);
 	argc -= optind;
@@ -175,38 +170,36 @@ cmd_merge(int argc, char **argv)
 		usage_error(CMD_MERGE, argc == 0 ? "merge: no filter named" :
 		    "merge: no source named");
 	n = argc - 1;
-	s = bloom_open(&target, argv[0], 1, tell_open_waits);
+	s = bloom_open(&target, argv[0], 1, tell_open_waits, &seen);
 	if (s != BLOOM_OK) {
-		filter_error(argv[0], s, &target.hdr);
+		filter_error(argv[0], s, &seen);
 		return finish(EXIT_TROUBLE);
 	}
-	target.on_lock_wait = tell_lock_waits;
+	bloom_on_lock_wait(target, tell_lock_waits);
 	guard_mapping(argv[0], 1);
 	if ((src = calloc((size_t)n, sizeof *src)) == NULL) {
 		msg_warn("out of memory");
 		goto out;
 	}
 	/* Every source is opened and checked before anything is written. */
-	for (i = 0; i < n; i++, opened++) {
+	for (i = 0; i < n; i++) {
 		const char *name = argv[i + 1];
 
-		s = bloom_open(&src[i], name, 0, tell_open_waits);
+		s = bloom_open(&src[i], name, 0, tell_open_waits, &seen);
 		if (s != BLOOM_OK) {
-			filter_error(name, s, &src[i].hdr);
+			filter_error(name, s, &seen);
 			goto out;
 		}
-		if (same_file(&target, &src[i])) {
+		if (bloom_is_file(target, bloom_fd(src[i]))) {
 			msg_warn("%s: cannot merge a filter into itself", name);
-			bloom_close(&src[i]);
 			goto out;
 		}
-		if ((s = bloom_refresh(&src[i])) != BLOOM_OK ||
-		    (s = bloom_refresh(&target)) != BLOOM_OK) {
+		if ((s = bloom_refresh(src[i])) != BLOOM_OK ||
+		    (s = bloom_refresh(target)) != BLOOM_OK) {
 			msg_warn("%s: %s", name, bloom_strerror(s));
-			bloom_close(&src[i]);
 			goto out;
 		}
-		if (merge_check(&target, &src[i], &mm) == -1) {
+		if (merge_check(target, src[i], &mm) == -1) {
 			if (mm.reason != NULL)
 				msg_warn("%s: cannot merge into %s: %s", name,
 				    argv[0], mm.reason);
@@ -214,24 +207,24 @@ cmd_merge(int argc, char **argv)
 				msg_warn("%s: %s differs from %s's (%s here, %s "
 				    "there)", name, mm.field, argv[0],
 				    mm.source, mm.target);
-			bloom_close(&src[i]);
 			goto out;
 		}
 	}
 	for (i = 0; i < n; i++) {
-		if ((s = merge_into(&target, &src[i])) != BLOOM_OK) {
+		if ((s = merge_into(target, src[i])) != BLOOM_OK) {
 			msg_warn("%s: cannot merge %s: %s", argv[0], argv[i + 1],
 			    bloom_strerror(s));
 			goto out;
 		}
-		notice(&target, bloom_events(&target) & ~(unsigned)BLOOM_EV_GREW);
+		notice(target, bloom_events(target) & ~(unsigned)BLOOM_EV_GREW);
 	}
 	rc = 0;
 out:
-	for (i = 0; i < opened; i++)
-		bloom_close(&src[i]);
+	/* Those not opened are NULL. */
+	for (i = 0; i < n && src != NULL; i++)
+		bloom_close(src[i]);
 	free(src);
-	bloom_close(&target);
+	bloom_close(target);
 	return finish(rc);
 }
 

@@ -21,6 +21,7 @@
 
 #include "cli.h"
 #include "cli/msg.h"
+#include "cli/report.h"
 #include "stream/engine.h"
 #include "stream/fields.h"
 #include "filter/merge.h"
@@ -28,7 +29,6 @@
 #include "cli/parse.h"
 #include "cli/progress.h"
 #include "lib/quote.h"
-#include "filter/stats.h"
 
 static const char *
 input_name(const char *file)
@@ -72,7 +72,7 @@ stream_files(struct engine *job, int nfiles, char **files)
 			trouble = 1;
 		}
 		if (e == STREAM_FILTER_ERROR) {
-			msg_warn("%s: %s", job->filter->path,
+			msg_warn("%s: %s", bloom_path(job->filter),
 			    bloom_strerror(job->status));
 			if (fd != STDIN_FILENO)
 				close(fd);
@@ -175,13 +175,13 @@ start_progress(struct engine *e, int shown, int nfiles, char **files)
 /* Opens the filter for add, creating it growable with the defaults if
  * missing and may_create is 1; 0 is --no-create, -1 BLOOM_NO_CREATE. */
 static int
-open_for_add(struct bloom *b, const char *path, int may_create)
+open_for_add(struct bloom **bp, const char *path, int may_create)
 {
 	struct bloom_spec spec;
 	struct bloom_header h;
 	int s;
 
-	s = bloom_open(b, path, 1, tell_open_waits);
+	s = bloom_open(bp, path, 1, tell_open_waits, &h);
 	if (s == BLOOM_ERRNO && errno == ENOENT && may_create != 1) {
 		msg_warn("%s: no such filter, and auto-create is off (%s)", path,
 		    may_create == 0 ? "--no-create" : "BLOOM_NO_CREATE");
@@ -208,13 +208,13 @@ open_for_add(struct bloom *b, const char *path, int may_create)
 			    bloom_strerror(s));
 			return -1;
 		}
-		s = bloom_open(b, path, 1, tell_open_waits);
+		s = bloom_open(bp, path, 1, tell_open_waits, &h);
 	}
 	if (s != BLOOM_OK) {
-		filter_error(path, s, &b->hdr);
+		filter_error(path, s, &h);
 		return -1;
 	}
-	b->on_lock_wait = tell_lock_waits;
+	bloom_on_lock_wait(*bp, tell_lock_waits);
 	return 0;
 }
 
@@ -223,19 +223,19 @@ void
 notice(struct bloom *b, unsigned events)
 {
 	static int warned_early;
-
-	const struct segment_info *t = &b->seg[b->target].info;
+	const struct bloom_header *h = bloom_header(b);
+	const struct segment_info *t = &h->seg[bloom_target(b)];
 
 	if (events & BLOOM_EV_FULL)
 		msg_warn("%s: warning: past its capacity of %" PRIu64 " items; "
 		    "estimated false-positive rate now %.3g (target %g); "
-		    "a filter made with --grow grows instead", b->path,
-		    b->hdr.capacity, b->full_fpr, b->hdr.target_fpr);
+		    "a filter made with --grow grows instead", bloom_path(b),
+		    h->capacity, bloom_full_fpr(b), h->target_fpr);
 	/* Once a command: a small window may close many generations. */
 	if (events & BLOOM_EV_EARLY && !warned_early++)
 		msg_warn("%s: warning: a generation filled with %" PRIu64
 		    " items before its time and was closed early; lines may "
-		    "be forgotten sooner than the window", b->path,
+		    "be forgotten sooner than the window", bloom_path(b),
 		    t->capacity);
 }
 
@@ -246,11 +246,11 @@ elsewhere_note(const struct engine *e)
 	if (e->elsewhere == 1)
 		msg_warn("%s: 1 line belongs to other slices of the filter and "
 		    "was passed over (bloom route splits a stream by slice)",
-		    e->filter->path);
+		    bloom_path(e->filter));
 	else if (e->elsewhere > 1)
 		msg_warn("%s: %" PRIu64 " lines belong to other slices of the "
 		    "filter and were passed over (bloom route splits a stream "
-		    "by slice)", e->filter->path, e->elsewhere);
+		    "by slice)", bloom_path(e->filter), e->elsewhere);
 }
 
 /* Parses the value of --memory for cmd: a size of at least a page. */
@@ -280,7 +280,7 @@ cmd_add(int argc, char **argv)
 	};
 	static const char shortopts[] = ":DNd:f:hz";
 	const char *env = getenv("BLOOM_NO_CREATE");
-	struct bloom filter;
+	struct bloom *filter;
 	struct engine job;
 	int ch, rc, sync = 0, dups = 0, shown = 0, may_create = 1;
 
@@ -341,13 +341,13 @@ cmd_add(int argc, char **argv)
 		engine_free(&job);
 		return finish(EXIT_TROUBLE);
 	}
-	if (job.emit && not_own_output(&filter, argv[0]) == -1) {
-		bloom_close(&filter);
+	if (job.emit && not_own_output(filter, argv[0]) == -1) {
+		bloom_close(filter);
 		engine_free(&job);
 		return finish(EXIT_TROUBLE);
 	}
 	guard_mapping(argv[0], 1);
-	job.filter = &filter;
+	job.filter = filter;
 	job.notice = notice;
 	start_progress(&job, shown, argc - 1, argv + 1);
 	rc = stream_files(&job, argc - 1, argv + 1);
@@ -356,11 +356,11 @@ cmd_add(int argc, char **argv)
 	if (rc == -1)
 		output_error(&job.out);
 	elsewhere_note(&job);
-	if (sync && bloom_sync(&filter) != BLOOM_OK) {
+	if (sync && bloom_sync(filter) != BLOOM_OK) {
 		msg_warn("%s: cannot sync: %s", argv[0], strerror(errno));
 		rc = -1;
 	}
-	bloom_close(&filter);
+	bloom_close(filter);
 	engine_free(&job);
 	return finish(rc == 0 ? 0 : EXIT_TROUBLE);
 }
@@ -375,7 +375,8 @@ cmd_check(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	static const char shortopts[] = ":cd:f:hqvz";
-	struct bloom filter;
+	struct bloom_header seen;
+	struct bloom *filter;
 	struct engine job;
 	int ch, rc, s, count_only = 0, shown = 0;
 
@@ -428,25 +429,25 @@ cmd_check(int argc, char **argv)
 		engine_free(&job);
 		return finish(EXIT_TROUBLE);
 	}
-	s = bloom_open(&filter, argv[0], 0, tell_open_waits);
+	s = bloom_open(&filter, argv[0], 0, tell_open_waits, &seen);
 	if (s != BLOOM_OK) {
-		filter_error(argv[0], s, &filter.hdr);
+		filter_error(argv[0], s, &seen);
 		engine_free(&job);
 		return finish(EXIT_TROUBLE);
 	}
-	if (!job.quiet && not_own_output(&filter, argv[0]) == -1) {
-		bloom_close(&filter);
+	if (!job.quiet && not_own_output(filter, argv[0]) == -1) {
+		bloom_close(filter);
 		engine_free(&job);
 		return finish(EXIT_TROUBLE);
 	}
 	guard_mapping(argv[0], 0);
-	job.filter = &filter;
+	job.filter = filter;
 	start_progress(&job, shown, argc - 1, argv + 1);
 	rc = stream_files(&job, argc - 1, argv + 1);
 	elsewhere_note(&job);
 	if (shown)
 		show_status(&job, progress_now(), 1, 0);
-	bloom_close(&filter);
+	bloom_close(filter);
 	engine_free(&job);
 	if (rc == -1)
 		output_error(&job.out);
@@ -477,7 +478,9 @@ cmd_route(int argc, char **argv)
 	};
 	static const char shortopts[] = ":ho:z";
 	struct engine job;
-	struct bloom filter;
+	struct bloom_header seen;
+	const struct bloom_header *h;
+	struct bloom *filter = NULL;
 	const char *prefix = NULL;
 	uint64_t v, slices = 0;
 	uint32_t i, opened = 0;
@@ -512,32 +515,31 @@ cmd_route(int argc, char **argv)
 	argv += optind;
 	if (argc < 1)
 		usage_error(CMD_ROUTE, "route: no filter named");
-	s = bloom_open(&filter, argv[0], 0, tell_open_waits);
+	s = bloom_open(&filter, argv[0], 0, tell_open_waits, &seen);
 	if (s != BLOOM_OK) {
-		filter_error(argv[0], s, &filter.hdr);
+		filter_error(argv[0], s, &seen);
 		return finish(EXIT_TROUBLE);
 	}
 	guard_mapping(argv[0], 0);
-	if (filter.hdr.slices != 0 && slices != 0 &&
-	    slices != filter.hdr.slices) {
+	h = bloom_header(filter);
+	if (h->slices != 0 && slices != 0 && slices != h->slices) {
 		msg_warn("%s: is one of %" PRIu32 " slices, not %" PRIu64, argv[0],
-		    filter.hdr.slices, slices);
+		    h->slices, slices);
 		goto out;
 	}
-	if (filter.hdr.slices != 0)
-		slices = filter.hdr.slices;
+	if (h->slices != 0)
+		slices = h->slices;
 	else if (slices == 0) {
 		msg_warn("%s: not a slice: say how many slices with --slices",
 		    argv[0]);
 		goto out;
-	} else if (filter.hdr.mode != MODE_FIXED ||
-	    filter.seg[0].info.nblocks % slices != 0) {
+	} else if (h->mode != MODE_FIXED || h->seg[0].nblocks % slices != 0) {
 		msg_warn("%s: cannot be cut into %" PRIu64 " slices: %s", argv[0],
-		    slices, bloom_strerror(filter.hdr.mode != MODE_FIXED ?
+		    slices, bloom_strerror(h->mode != MODE_FIXED ?
 		    BLOOM_ESLICE_MODE : BLOOM_ESLICE_DIVIDE));
 		goto out;
 	}
-	job.filter = &filter;
+	job.filter = filter;
 	job.route = (uint32_t)slices;
 	if (engine_setup(&job) == -1)
 		goto out;
@@ -578,7 +580,7 @@ out:
 	free(job.routes);
 	free(name);
 	engine_free(&job);
-	bloom_close(&filter);
+	bloom_close(filter);
 	return finish(rc == 0 ? 0 : EXIT_TROUBLE);
 }
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "cli/progress.h"
-#include "filter/stats.h"
+#include "cli/report.h"
 
 #define NS	1000000000.0
 
@@ -131,8 +131,8 @@ progress_format(const struct progress *p, uint64_t now, uint64_t lines,
 	double elapsed = (double)(now - p->start_ns) / NS, done;
 	int n;
 
-	stats_human(amount, sizeof amount, (double)bytes);
-	stats_human(rate, sizeof rate, elapsed > 0.0 ? (double)bytes / elapsed :
+	report_human(amount, sizeof amount, (double)bytes);
+	report_human(rate, sizeof rate, elapsed > 0.0 ? (double)bytes / elapsed :
 	    0.0);
 	duration(spent, sizeof spent, elapsed);
 	n = snprintf(buf, size, "%s%" PRIu64 " lines, %s in %s, %s/s, "

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "bloom.h"
+#include "store/handle.h"	/* white box: a handle with only a seed */
 #include "hash.h"
 #include "stream/lines.h"
 
