@@ -478,34 +478,48 @@ big_line() {
 }
 
 # hold_byte FILE SECONDS: holds a write lock on byte 0 of FILE, the one
-# a growth or a rotation holds, for SECONDS.
+# a growth or a rotation holds, for SECONDS from when it has it; FILE.held
+# says it has it (see held).
 hold_byte() {
 	python3 -c 'import fcntl, os, sys, time
 fd = os.open(sys.argv[1], os.O_RDWR)
 fcntl.lockf(fd, fcntl.LOCK_EX, 1, 0)
+open(sys.argv[1] + ".held", "w").close()
 time.sleep(float(sys.argv[2]))' "$@"
+}
+
+# held FILE: waits (up to a minute: an interpreter starts slowly on a
+# loaded machine) until hold_byte holds FILE's lock.
+held() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		[ -e "$1.held" ] && { rm -f "$1.held"; return 0; }
+		sleep 0.1
+	done
+	echo "hold_byte never took $1's lock" >&2
+	return 1
 }
 
 @test "a writer kept waiting by a growth or rotation says so after a second" {
 	bloom create --generations 3 --window 1h -n 1000 w.bf
 	bloom create --grow -n 10 g.bf
-	hold_byte w.bf 1.6 &
-	sleep 0.3
+	hold_byte w.bf 3 &
+	held w.bf
 	run -0 --separate-stderr bloom add w.bf <<<key
 	[ "$stderr" = "bloom: w.bf: waiting for a lock: another process is adding a segment to the filter or rotating its generations" ]
 	wait
 	row 0 key '' check w.bf <<<key
 	# Said once, however many waits; rotate waits alike.
-	hold_byte w.bf 1.6 &
-	sleep 0.3
+	hold_byte w.bf 3 &
+	held w.bf
 	run -0 --separate-stderr bloom rotate w.bf
 	[ "$stderr" = "bloom: w.bf: waiting for a lock: another process is adding a segment to the filter or rotating its generations" ]
 	wait
 	# An add that must grow the filter waits for the one growing it.
 	keys 10 >in
 	bloom add g.bf in
-	hold_byte g.bf 1.6 &
-	sleep 0.3
+	hold_byte g.bf 3 &
+	held g.bf
 	keys 30 more >in2
 	run -0 --separate-stderr bloom add g.bf in2
 	[ "$stderr" = "bloom: g.bf: waiting for a lock: another process is adding a segment to the filter or rotating its generations" ]
@@ -513,7 +527,7 @@ time.sleep(float(sys.argv[2]))' "$@"
 	row 1 '' '' check -v g.bf in in2
 	# Not a word when the wait is short.
 	hold_byte w.bf 0.3 &
-	sleep 0.1
+	held w.bf
 	run -0 --separate-stderr bloom add w.bf <<<other
 	[ "$stderr" = "" ]
 	wait
