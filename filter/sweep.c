@@ -307,7 +307,8 @@ visit(void *arg, const struct segment *s, const uint64_t *hashes,
 	while (nbehind > 0)
 		io_release(&io, window_range(&x, wblocks * BLOCK_BYTES,
 		    behind[--nbehind]), add);
-	io_stop(&io);
+	if (io_stop(&io) == -1 && w->write_error == 0)
+		w->write_error = errno;
 	return count;
 }
 
@@ -318,6 +319,8 @@ pass_of(struct sweep *w, const struct bloom *b)
 	struct bloom_pass v;
 
 	w->fd = bloom_fd(b);
+	w->sparse = bloom_sparse(b);
+	w->write_error = 0;
 	v.visit = visit;
 	v.arg = w;
 	v.idx = w->todo;
@@ -331,8 +334,13 @@ sweep_add(struct sweep *w, struct bloom *b, const uint64_t *hashes,
     size_t n, unsigned char *isnew, size_t *done)
 {
 	struct bloom_pass v = pass_of(w, b);
+	int s = bloom_add_pass(b, &v, hashes, n, isnew, done);
 
-	return bloom_add_pass(b, &v, hashes, n, isnew, done);
+	if (s == BLOOM_OK && w->write_error != 0) {
+		errno = w->write_error;
+		return BLOOM_ERRNO;
+	}
+	return s;
 }
 
 int

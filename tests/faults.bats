@@ -142,3 +142,40 @@ wait_mapped() {
 	[[ "$output$stderr" != *sparse* ]]
 	[ "$(echo "$output" | sed -n 's/^inserted: //p')" = 10000 ]
 }
+
+# ==== Write-back errors out of core (issue 18, case 3) ====
+
+# full_disk: mounts at mnt an ext4 of 256 MiB whose loop device's backing
+# file lives on a tmpfs of 24 MiB: the file system takes space it cannot
+# write, and write-back past the tmpfs's 24 MiB fails with EIO.
+full_disk() {
+	small_tmpfs back 24M
+	ext4 mnt 256M back/disk.img
+}
+
+@test "out-of-core add --sync whose write-back fails exits 2" {
+	need_root
+	full_disk
+	bloom create --seed 3 -s 64M mnt/f.bf
+	keys 300000 >in
+	run --separate-stderr bloom add --sync --memory 8M mnt/f.bf in
+	echo "status $status, stderr: $stderr"
+	[ "$status" -eq 2 ]
+	# The loop device passes on its backing file's ENOSPC, or EIO; the
+	# sync that follows fails too.
+	[ "${stderr_lines[0]}" = "bloom: mnt/f.bf: No space left on device" ] ||
+		[ "${stderr_lines[0]}" = "bloom: mnt/f.bf: Input/output error" ]
+}
+
+@test "out-of-core add without --sync whose write-back fails exits 2" {
+	need_root
+	full_disk
+	bloom create --seed 3 -s 64M mnt/f.bf
+	keys 300000 >in
+	run --separate-stderr bloom add --memory 8M mnt/f.bf in
+	echo "status $status, stderr: $stderr"
+	[ "$status" -eq 2 ]
+	# The loop device passes on its backing file's ENOSPC, or EIO.
+	[ "$stderr" = "bloom: mnt/f.bf: No space left on device" ] ||
+		[ "$stderr" = "bloom: mnt/f.bf: Input/output error" ]
+}
