@@ -29,6 +29,7 @@
 #include <fcntl.h>
 #include <float.h>
 #include <math.h>
+#include <signal.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -394,6 +395,27 @@ out:
 }
 
 /*
+ * Allocates len bytes of fd from offset on.  Past RLIMIT_FSIZE that is
+ * an error, EFBIG, for the caller to report with the filter as it was,
+ * not SIGXFSZ, which would kill the process without a word.  Returns 0
+ * or an errno value.
+ */
+static int
+allocate(int fd, uint64_t offset, uint64_t len)
+{
+	struct sigaction ign, old;
+	int e;
+
+	memset(&ign, 0, sizeof ign);
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGXFSZ, &ign, &old);
+	e = posix_fallocate(fd, (off_t)offset, (off_t)len);
+	sigaction(SIGXFSZ, &old, NULL);
+	return e;
+}
+
+/*
  * Appends the next segment of a growable filter, unless another process
  * did so since the list was last refreshed.
  */
@@ -421,9 +443,7 @@ grow(struct bloom *b)
 	    BLOOM_OK)
 		goto out;
 	next.stamp = now_ms();
-	e = posix_fallocate(b->fd, (off_t)offset,
-	    (off_t)(next.nblocks * BLOCK_BYTES));
-	if (e != 0) {
+	if ((e = allocate(b->fd, offset, next.nblocks * BLOCK_BYTES)) != 0) {
 		errno = e;
 		s = BLOOM_ERRNO;
 		goto out;

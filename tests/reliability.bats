@@ -3,6 +3,7 @@
 # inserted key is ever lost, and every failure is a message and exit 2.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 @test "8 concurrent adders of disjoint sets lose no key (5 rounds)" {
 	local round i
@@ -116,6 +117,23 @@ load helpers
 	[ "$output" = "bloom: d/f.bf: cannot create: File too large" ]
 	run ls -A d
 	[ "$output" = "" ]
+}
+
+@test "growth past the file size limit: exit 2, File too large, the filter still whole" {
+	bloom create --grow -n 100000 --seed 1 f.bf
+	keys 300000 >in
+	head -n 100000 in >first
+	# 400 KiB: room for the first segment, not for the second.
+	run --separate-stderr bash -c 'ulimit -f 400; bloom add f.bf in'
+	echo "status $status, stderr: $stderr"
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "bloom: f.bf: File too large" ]
+	run -0 bloom stats f.bf
+	[ "$(stats_field segments f.bf)" = 1 ]
+	[ "$(stats_field inserted f.bf)" = 100000 ]
+	run bloom check -c f.bf first
+	[ "$status" -eq 0 ]
+	[ "$output" = 100000 ]
 }
 
 @test "create -f that fails leaves the old filter as it was" {
