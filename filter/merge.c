@@ -128,6 +128,45 @@ check_window(const struct bloom *t, const struct bloom *s,
 	return 0;
 }
 
+/*
+ * The target gains the segments it lacks, sized from its header fields:
+ * each must be the source's, checked here, before the target grows, so
+ * that a source whose table was crafted leaves the target as it was.
+ */
+static int
+check_growth(const struct bloom *t, const struct bloom *s,
+    struct merge_mismatch *mm)
+{
+	const struct bloom_header *th = bloom_header(t);
+	const struct segment_info *b;
+	struct segment_info next;
+	uint64_t offset;
+	unsigned i;
+	char field[64];
+
+	offset = format_next_offset(&th->seg[bloom_nsegments(t) - 1]);
+	for (i = bloom_nsegments(t); i < bloom_nsegments(s); i++) {
+		if (segments_plan(th, i, offset, &next) != BLOOM_OK)
+			return refuse(mm, "the target cannot grow to the "
+			    "source's segments");
+		b = &bloom_header(s)->seg[i];
+		if (next.nblocks != b->nblocks) {
+			snprintf(field, sizeof field, "block count of segment "
+			    "%u", i);
+			return differ(mm, field, "%" PRIu64, next.nblocks,
+			    b->nblocks);
+		}
+		if (next.hashes != b->hashes) {
+			snprintf(field, sizeof field, "hash count of segment "
+			    "%u", i);
+			return differ(mm, field, "%" PRIu64, next.hashes,
+			    b->hashes);
+		}
+		offset = format_next_offset(&next);
+	}
+	return 0;
+}
+
 int
 merge_check(const struct bloom *t, const struct bloom *s,
     struct merge_mismatch *mm)
@@ -174,14 +213,12 @@ merge_check(const struct bloom *t, const struct bloom *s,
 	if (th->slots != sh->slots)
 		return differ(mm, "segment table size", "%" PRIu64, th->slots,
 		    sh->slots);
-	/* The target gains the segments it lacks, sized as the source's
-	 * were, from the same header fields. */
 	n = bloom_nsegments(t) < bloom_nsegments(s) ? bloom_nsegments(t) :
 	    bloom_nsegments(s);
 	for (i = 0; i < n; i++)
 		if (same_segment(t, s, i, mm) == -1)
 			return -1;
-	return 0;
+	return check_growth(t, s, mm);
 }
 
 int
