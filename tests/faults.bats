@@ -179,3 +179,140 @@ full_disk() {
 	[ "$stderr" = "bloom: mnt/f.bf: No space left on device" ] ||
 		[ "$stderr" = "bloom: mnt/f.bf: Input/output error" ]
 }
+
+# ==== Rotation (issue 18, cases 6, 7 and 10) ====
+
+# shim NAME: compiles tests' C source NAME.c, given on stdin, into NAME.so
+# for LD_PRELOAD.
+shim() {
+	command -v cc >/dev/null || skip "no C compiler for the LD_PRELOAD shim"
+	cat >"$1.c"
+	cc -shared -fPIC -o "$1.so" "$1.c" -ldl
+}
+
+# Prints "live" or "expired" for segment I of window FILE, as stats says.
+segment_state() {
+	bloom stats "$1" | awk -v i="$2" '$1 == i && ($2 == "yes" || $2 == "no") {
+		print $2 == "yes" ? "live" : "expired" }'
+}
+
+@test "rotation killed just after clearing a generation: what the file calls live holds its keys" {
+	need_root
+	ext4 mnt 128M
+	cd mnt
+	# Kills the process as soon as a rotation's clearing of a segment
+	# (fallocate FALLOC_FL_ZERO_RANGE) has returned.
+	shim kill_after_zero <<-'EOF'
+	#define _GNU_SOURCE
+	#include <dlfcn.h>
+	#include <fcntl.h>
+	#include <signal.h>
+	#include <unistd.h>
+
+	int
+	fallocate(int fd, int mode, off_t off, off_t len)
+	{
+		int (*real)(int, int, off_t, off_t) =
+		    (int (*)(int, int, off_t, off_t))dlsym(RTLD_NEXT, "fallocate");
+		int r = real(fd, mode, off, len);
+
+		if (mode & FALLOC_FL_ZERO_RANGE)
+			kill(getpid(), SIGKILL);
+		return r;
+	}
+	int fallocate64(int, int, off_t, off_t) __attribute__((alias("fallocate")));
+	EOF
+	bloom create --generations 4 -n 30000 --seed 6 w.bf
+	keys 1000 a- | bloom add w.bf
+	bloom rotate w.bf
+	keys 1000 b- | bloom add w.bf
+	bloom rotate w.bf
+	keys 1000 c- | bloom add w.bf
+	bloom rotate w.bf
+	keys 1000 d- | bloom add w.bf
+	[ "$(segment_state w.bf 0)" = live ]
+	# The next rotation clears segment 0, generation 0 (a-).
+	run env LD_PRELOAD="$PWD/kill_after_zero.so" bloom rotate w.bf
+	echo "rotate: status $status"
+	[ "$status" -eq 137 ]
+	run bloom stats w.bf
+	[ "$status" -eq 0 ]
+	# Generation 0 is gone, and the file must not call it live.
+	[ "$(segment_state w.bf 0)" = expired ]
+	for p in b- c- d-; do
+		run bloom check -c w.bf <(keys 1000 "$p")
+		echo "$p: $output"
+		[ "$output" = 1000 ]
+	done
+	# The next add mends the generation the rotation started.
+	keys 1000 e- | bloom add w.bf
+	run bloom check -c w.bf <(keys 1000 e-)
+	[ "$output" = 1000 ]
+}
+
+@test "power cut after a rotation of a 64-generation window: the table's second page alone on disk is no damage" {
+	need_root
+	ext4 mnt 128M
+	bloom create --generations 64 -n 63000 --seed 6 mnt/w.bf
+	local i
+	for i in $(seq 10); do
+		bloom rotate mnt/w.bf
+	done
+	keys 1000 k- | bloom add mnt/w.bf
+	for i in $(seq 49); do
+		bloom rotate mnt/w.bf
+	done
+	sync
+	# The header's two pages back in the page cache as a page each, not
+	# one large folio that is written back whole.
+	python3 - mnt/w.bf <<-'EOF'
+	import os, sys
+	fd = os.open(sys.argv[1], os.O_RDONLY)
+	os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+	os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+	os.pread(fd, 1, 0)
+	os.pread(fd, 1, 4096)
+	EOF
+	bloom rotate mnt/w.bf
+	# Generation 60 is stamped in entry 60, on the table's second page
+	# (bytes 4096 on).  Only that page reaches the disk, then the power
+	# goes: a copy of the loop device's backing file.
+	python3 - mnt/w.bf <<-'EOF'
+	import ctypes, os, sys
+	libc = ctypes.CDLL(None, use_errno=True)
+	fd = os.open(sys.argv[1], os.O_RDWR)
+	# SYNC_FILE_RANGE_WAIT_BEFORE | WRITE | WAIT_AFTER
+	if libc.sync_file_range(fd, ctypes.c_longlong(4096),
+	    ctypes.c_longlong(4096), ctypes.c_uint(7)) != 0:
+	    sys.exit("sync_file_range: %s" % os.strerror(ctypes.get_errno()))
+	EOF
+	cp mnt.img cut.img
+	mkdir cut
+	local dev
+	dev=$(losetup -f --show -r cut.img)
+	echo "$dev" >>"$BATS_TEST_TMPDIR/.loops"
+	mount -o ro "$dev" cut
+	echo "$BATS_TEST_TMPDIR/cut" >>"$BATS_TEST_TMPDIR/.mounts"
+	run --separate-stderr bloom stats cut/w.bf
+	echo "stats after the cut: status $status, stderr $stderr"
+	[ "$status" -eq 0 ]
+	run --separate-stderr bloom check -c cut/w.bf <(keys 1000 k-)
+	echo "check after the cut: status $status, stdout $output, stderr $stderr"
+	[ "$status" -eq 0 ]
+	[ "$output" = 1000 ]
+}
+
+@test "a window at its last generation (2^62): add and rotate refuse, no spin" {
+	bloom create --generations 4 -n 1000 --seed 2 w.bf
+	# The generation field is outside the checksum: 2^62, the cap.
+	put w.bf 144 "$(le 8 0x4000000000000000)"
+	keys 2000 >in
+	run --separate-stderr timeout 20 bloom add w.bf in
+	echo "add: status $status, stderr $stderr"
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "bloom: w.bf: the window has reached its last generation (2^62)" ]
+	row 2 "" "bloom: w.bf: cannot rotate: the window has reached its last generation (2^62)" rotate w.bf
+	# What it took before it filled is there.
+	run bloom check -c w.bf in
+	[ "$output" -ge 334 ]
+}
