@@ -182,6 +182,11 @@ cmd_merge(int argc, char **argv)
 	}
 	target.on_lock_wait = tell_lock_waits;
 	guard_mapping(argv[0], 1);
+	if ((s = merge_begin(&target)) != BLOOM_OK) {
+		msg_warn("%s: %s", argv[0], bloom_strerror(s));
+		bloom_close(&target);
+		return finish(EXIT_TROUBLE);
+	}
 	if ((src = calloc((size_t)n, sizeof *src)) == NULL) {
 		msg_warn("out of memory");
 		goto out;
@@ -231,6 +236,7 @@ out:
 	for (i = 0; i < opened; i++)
 		bloom_close(&src[i]);
 	free(src);
+	merge_end(&target);
 	bloom_close(&target);
 	return finish(rc);
 }

@@ -3,7 +3,9 @@
  * geometry is exactly the filter of the union of their keys.  Segment i
  * of the source goes into segment i of the target; a slice goes into its
  * blocks of the whole filter.  Everything is checked before anything is
- * written, so that a mismatch leaves the target as it was.
+ * written, so that a mismatch leaves the target as it was; and a window
+ * target does not rotate from the checks to the end of the writes, or a
+ * source's expired generation would be ORed into a fresh one.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -219,6 +221,18 @@ merge_check(const struct bloom *t, const struct bloom *s,
 		if (same_segment(t, s, i, mm) == -1)
 			return -1;
 	return check_growth(t, s, mm);
+}
+
+int
+merge_begin(struct bloom *t)
+{
+	return segments_hold(t);
+}
+
+void
+merge_end(struct bloom *t)
+{
+	segments_unhold(t);
 }
 
 int

@@ -622,6 +622,22 @@ segments_raise(struct bloom *b, unsigned i, uint64_t count)
 }
 
 int
+segments_hold(struct bloom *b)
+{
+	if (b->hdr.mode != MODE_WINDOW)
+		return BLOOM_OK;
+	if (enter_add(b) == -1)
+		return BLOOM_ERRNO;
+	return segments_refresh(b);
+}
+
+void
+segments_unhold(struct bloom *b)
+{
+	segments_end_add(b);
+}
+
+int
 segments_rotate(struct bloom *b)
 {
 	int s;

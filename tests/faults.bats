@@ -316,3 +316,63 @@ segment_state() {
 	run bloom check -c w.bf in
 	[ "$output" -ge 334 ]
 }
+
+# ==== Merge into a window that rotates (issue 18, case 5) ====
+
+@test "merge into a window while it rotates brings no expired generation back" {
+	# Makes merge pause as it starts ORing its first segment (bits_or's
+	# madvise MADV_SEQUENTIAL), after its checks, saying so in a file.
+	shim pause_merge <<-'EOF'
+	#define _GNU_SOURCE
+	#include <sys/mman.h>
+	#include <dlfcn.h>
+	#include <fcntl.h>
+	#include <unistd.h>
+
+	int
+	madvise(void *addr, size_t len, int advice)
+	{
+		static int paused;
+		int (*real)(void *, size_t, int) =
+		    (int (*)(void *, size_t, int))dlsym(RTLD_NEXT, "madvise");
+
+		if (advice == MADV_SEQUENTIAL && !paused) {
+			paused = 1;
+			close(open("paused", O_WRONLY | O_CREAT, 0644));
+			sleep(2);
+		}
+		return real(addr, len, advice);
+	}
+	EOF
+	bloom create --generations 4 -n 30000 --seed 5 t.bf
+	bloom create --like t.bf s.bf
+	keys 1000 old- >old
+	bloom add t.bf old
+	bloom add s.bf old
+	local i
+	for i in 1 2 3; do
+		bloom rotate t.bf
+		bloom rotate s.bf
+	done
+	# Generation 0, the old lines, is the oldest live one of both.
+	run bloom check -c t.bf old
+	[ "$output" = 1000 ]
+	LD_PRELOAD="$PWD/pause_merge.so" bloom merge t.bf s.bf 2>merge.err &
+	local merge=$!
+	for i in $(seq 500); do
+		[ -e paused ] && break
+		sleep 0.01
+	done
+	[ -e paused ]
+	# Forgets generation 0 while the merge is under way.
+	run bloom rotate t.bf
+	echo "rotate: status $status, $output"
+	[ "$status" -eq 0 ]
+	local st=0
+	wait "$merge" || st=$?
+	echo "merge: status $st, $(cat merge.err)"
+	[ "$st" -eq 0 ]
+	run bloom check -c t.bf old
+	echo "old lines found after the rotation: $output"
+	[ "$output" -le 20 ]
+}
