@@ -376,3 +376,23 @@ segment_state() {
 	echo "old lines found after the rotation: $output"
 	[ "$output" -le 20 ]
 }
+
+# ==== Out-of-core check of a sparse filter (issue 18, case 11) ====
+
+@test "out-of-core check reads no window that lies in a hole" {
+	need_root
+	command -v strace >/dev/null || skip "strace not found: install strace"
+	command -v fallocate >/dev/null || skip "fallocate not found: install util-linux"
+	ext4 mnt 6G
+	bloom create --seed 9 -s 4G mnt/f.bf
+	keys 300 >in
+	# All of its bits a hole but the first page's: copied sparse, or
+	# made to hurt.
+	fallocate --punch-hole -o 8192 -l 4G mnt/f.bf
+	run -1 strace -f -o trace -e trace=pread64 bloom check -c --memory 64M \
+		mnt/f.bf in
+	[ "${lines[-1]}" = 0 ]
+	run awk -F' = ' '/pread64/ && $NF > 0 { n += $NF } END { print n + 0 }' trace
+	echo "bytes read: $output"
+	[ "$output" -lt 1048576 ]
+}
