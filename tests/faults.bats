@@ -180,6 +180,55 @@ full_disk() {
 		[ "$stderr" = "bloom: mnt/f.bf: Input/output error" ]
 }
 
+@test "growth on a full disk: exit 2, No space left on device, the filter still whole" {
+	need_root
+	# Room for the first segment, not for the second.
+	small_tmpfs mnt 400K
+	bloom create --grow -n 100000 --seed 1 mnt/f.bf
+	keys 300000 >in
+	head -n 100000 in >first
+	run --separate-stderr bloom add mnt/f.bf in
+	echo "status $status, stderr: $stderr"
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "bloom: mnt/f.bf: No space left on device" ]
+	[ "$(stats_field segments mnt/f.bf)" = 1 ]
+	run bloom check -c mnt/f.bf first
+	[ "$status" -eq 0 ]
+	[ "$output" = 100000 ]
+}
+
+# ==== Power cuts ====
+
+# cut_power DIR: copies the backing file of the ext4 mounted at DIR, as a
+# power cut would leave it, and mounts the copy read-only at cut.
+cut_power() {
+	local dev
+
+	cp "$1.img" cut.img
+	mkdir -p cut
+	dev=$(losetup -f --show -r cut.img)
+	echo "$dev" >>"$BATS_TEST_TMPDIR/.loops"
+	mount -o ro "$dev" cut
+	echo "$BATS_TEST_TMPDIR/cut" >>"$BATS_TEST_TMPDIR/.mounts"
+}
+
+@test "power cut right after add --sync exits 0: every line is on disk, in core and out of core" {
+	need_root
+	ext4 mnt 256M
+	bloom create --seed 2 -s 16M mnt/f.bf
+	bloom create --seed 2 -s 16M mnt/g.bf
+	keys 100000 >in
+	run bloom add --sync mnt/f.bf in
+	[ "$status" -eq 0 ]
+	run bloom add --sync --memory 1M mnt/g.bf in
+	[ "$status" -eq 0 ]
+	cut_power mnt
+	run bloom check -c cut/f.bf in
+	[ "$output" = 100000 ]
+	run bloom check -c cut/g.bf in
+	[ "$output" = 100000 ]
+}
+
 # ==== Rotation (issue 18, cases 6, 7 and 10) ====
 
 # shim NAME: compiles tests' C source NAME.c, given on stdin, into NAME.so
@@ -286,13 +335,7 @@ segment_state() {
 	    ctypes.c_longlong(4096), ctypes.c_uint(7)) != 0:
 	    sys.exit("sync_file_range: %s" % os.strerror(ctypes.get_errno()))
 	EOF
-	cp mnt.img cut.img
-	mkdir cut
-	local dev
-	dev=$(losetup -f --show -r cut.img)
-	echo "$dev" >>"$BATS_TEST_TMPDIR/.loops"
-	mount -o ro "$dev" cut
-	echo "$BATS_TEST_TMPDIR/cut" >>"$BATS_TEST_TMPDIR/.mounts"
+	cut_power mnt
 	run --separate-stderr bloom stats cut/w.bf
 	echo "stats after the cut: status $status, stderr $stderr"
 	[ "$status" -eq 0 ]
