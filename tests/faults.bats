@@ -299,6 +299,24 @@ segment_state() {
 	[ "$output" = 1000 ]
 }
 
+@test "power cut right after an add that grew the filter, without --sync: the file is valid" {
+	need_root
+	ext4 mnt 256M
+	bloom create --grow -n 10000 --seed 2 mnt/f.bf
+	sync
+	keys 100000 >in
+	run bloom add mnt/f.bf in
+	[ "$status" -eq 0 ]
+	[ "$(stats_field segments mnt/f.bf)" -ge 3 ]
+	cut_power mnt
+	run --separate-stderr bloom stats cut/f.bf
+	echo "stats after the cut: status $status, stderr $stderr"
+	[ "$status" -eq 0 ]
+	run --separate-stderr bloom check -c cut/f.bf in
+	echo "check after the cut: status $status, stdout $output, stderr $stderr"
+	[ "$stderr" = "" ]
+}
+
 @test "power cut after a rotation of a 64-generation window: the table's second page alone on disk is no damage" {
 	need_root
 	ext4 mnt 128M
