@@ -177,6 +177,11 @@ cmd_merge(int argc, char **argv)
 	}
 	bloom_on_lock_wait(target, tell_lock_waits);
 	guard_mapping(argv[0], 1);
+	if ((s = merge_begin(target)) != BLOOM_OK) {
+		msg_warn("%s: %s", argv[0], bloom_strerror(s));
+		bloom_close(target);
+		return finish(EXIT_TROUBLE);
+	}
 	if ((src = calloc((size_t)n, sizeof *src)) == NULL) {
 		msg_warn("out of memory");
 		goto out;
@@ -224,6 +229,7 @@ out:
 	for (i = 0; i < n && src != NULL; i++)
 		bloom_close(src[i]);
 	free(src);
+	merge_end(target);
 	bloom_close(target);
 	return finish(rc);
 }

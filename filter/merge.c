@@ -3,7 +3,9 @@
  * geometry is exactly the filter of the union of their keys.  Segment i
  * of the source goes into segment i of the target; a slice goes into its
  * blocks of the whole filter.  Everything is checked before anything is
- * written, so that a mismatch leaves the target as it was.
+ * written, so that a mismatch leaves the target as it was; and a window
+ * target does not rotate from the checks to the end of the writes, or a
+ * source's expired generation would be ORed into a fresh one.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -128,6 +130,45 @@ check_window(const struct bloom *t, const struct bloom *s,
 	return 0;
 }
 
+/*
+ * The target gains the segments it lacks, sized from its header fields:
+ * each must be the source's, checked here, before the target grows, so
+ * that a source whose table was crafted leaves the target as it was.
+ */
+static int
+check_growth(const struct bloom *t, const struct bloom *s,
+    struct merge_mismatch *mm)
+{
+	const struct bloom_header *th = bloom_header(t);
+	const struct segment_info *b;
+	struct segment_info next;
+	uint64_t offset;
+	unsigned i;
+	char field[64];
+
+	offset = format_next_offset(&th->seg[bloom_nsegments(t) - 1]);
+	for (i = bloom_nsegments(t); i < bloom_nsegments(s); i++) {
+		if (segments_plan(th, i, offset, &next) != BLOOM_OK)
+			return refuse(mm, "the target cannot grow to the "
+			    "source's segments");
+		b = &bloom_header(s)->seg[i];
+		if (next.nblocks != b->nblocks) {
+			snprintf(field, sizeof field, "block count of segment "
+			    "%u", i);
+			return differ(mm, field, "%" PRIu64, next.nblocks,
+			    b->nblocks);
+		}
+		if (next.hashes != b->hashes) {
+			snprintf(field, sizeof field, "hash count of segment "
+			    "%u", i);
+			return differ(mm, field, "%" PRIu64, next.hashes,
+			    b->hashes);
+		}
+		offset = format_next_offset(&next);
+	}
+	return 0;
+}
+
 int
 merge_check(const struct bloom *t, const struct bloom *s,
     struct merge_mismatch *mm)
@@ -174,14 +215,24 @@ merge_check(const struct bloom *t, const struct bloom *s,
 	if (th->slots != sh->slots)
 		return differ(mm, "segment table size", "%" PRIu64, th->slots,
 		    sh->slots);
-	/* The target gains the segments it lacks, sized as the source's
-	 * were, from the same header fields. */
 	n = bloom_nsegments(t) < bloom_nsegments(s) ? bloom_nsegments(t) :
 	    bloom_nsegments(s);
 	for (i = 0; i < n; i++)
 		if (same_segment(t, s, i, mm) == -1)
 			return -1;
-	return 0;
+	return check_growth(t, s, mm);
+}
+
+int
+merge_begin(struct bloom *t)
+{
+	return segments_hold(t);
+}
+
+void
+merge_end(struct bloom *t)
+{
+	segments_unhold(t);
 }
 
 int

@@ -13,6 +13,15 @@ struct merge_mismatch {
 	const char *reason;	/* or a reason that is no field, or NULL */
 };
 
+/* Holds off the rotation of a window target until merge_end, for the
+ * checks and the writes of a merge: a generation checked is the one
+ * written into.  Returns BLOOM_OK or a status (nothing to do for other
+ * modes). */
+int merge_begin(struct bloom *target);
+
+/* Lets target rotate again after merge_begin. */
+void merge_end(struct bloom *target);
+
 /* Checks that src can be ORed into target, both open and refreshed.
  * Returns 0, or -1 with *mm saying why not.  Writes nothing. */
 int merge_check(const struct bloom *target, const struct bloom *src,

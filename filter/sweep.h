@@ -19,6 +19,9 @@ struct sweep {
 	struct memory_plan plan;	/* window size, out of core */
 	size_t cap;		/* keys a batch has at most */
 	int fd;			/* the filter's file, during a pass */
+	int sparse;		/* it has holes, during a pass */
+	int write_error;	/* errno of the first write-back that failed
+				 * during a pass, or 0 */
 	unsigned char *found;	/* per key: in a segment not added to */
 	uint32_t *todo;		/* the keys a pass visits, input order */
 	uint32_t *order;	/* the same, sorted by window */
@@ -36,7 +39,8 @@ void sweep_free(struct sweep *w);
 
 /* Adds the n <= cap keys to b as bloom_add does (isnew, *done), a
  * segment at a time in the order of its blocks.  Returns BLOOM_OK or a
- * status. */
+ * status: BLOOM_ERRNO if writing a window back out of core failed, the
+ * bits then set in memory but not on disk. */
 int sweep_add(struct sweep *w, struct bloom *b, const uint64_t *hashes,
     size_t n, unsigned char *isnew, size_t *done);
 

@@ -202,6 +202,8 @@ bloom_strerror(int s)
 		return "cannot grow: the next segment would pass the size limit";
 	case BLOOM_EDANGLING:
 		return "a symbolic link to a file that does not exist";
+	case BLOOM_EEPOCH_LAST:
+		return "the window has reached its last generation (2^62)";
 	}
 	return "unknown error";
 }

@@ -77,7 +77,8 @@ enum bloom_status {
 	BLOOM_ESLICE,		/* slice fields absurd */
 	BLOOM_ESLICE_MODE,	/* only a whole fixed filter is sliced */
 	BLOOM_ESLICE_DIVIDE,	/* the slices do not divide the blocks */
-	BLOOM_EDANGLING		/* create -f: a symbolic link to nothing */
+	BLOOM_EDANGLING,	/* create -f: a symbolic link to nothing */
+	BLOOM_EEPOCH_LAST	/* a window at its last generation */
 };
 
 /* One segment: a blocked bit array and what it was sized for. */

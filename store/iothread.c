@@ -18,6 +18,12 @@
  * they are, so at worst the caller waits for a write-back to finish
  * before it sets a bit there.  The bits themselves are set by the
  * caller, through the shared mapping, with atomic ORs as ever.
+ *
+ * A write-back that fails is the caller's to hear of: sync_file_range
+ * that waits takes the file's error report, so the fsync of an add
+ * --sync would find none, and dropping the pages would throw away the
+ * only copy of their bits.  So the first error is kept for io_stop, and
+ * the pages of a window whose write-back failed are not dropped.
  */
 #include <sys/mman.h>
 
@@ -48,7 +54,27 @@ read_range(int fd, struct io_range r, unsigned char *buf)
 	return 0;
 }
 
-/* Does job j; returns 0, or -1 if it was a read that failed. */
+/* Starts (wait 0) or waits for (wait 1) the write-back of r.  Returns 0,
+ * or -1 with errno set if it failed; a file system that cannot start it
+ * is no failure. */
+static int
+write_back(int fd, struct io_range r, int wait)
+{
+	unsigned flags = SYNC_FILE_RANGE_WRITE;
+
+	if (wait)
+		flags |= SYNC_FILE_RANGE_WAIT_BEFORE |
+		    SYNC_FILE_RANGE_WAIT_AFTER;
+	while (sync_file_range(fd, r.off, (off_t)r.len, flags) == -1) {
+		if (errno == EINTR)
+			continue;
+		return errno == EINVAL || errno == ENOSYS ||
+		    errno == ESPIPE ? 0 : -1;
+	}
+	return 0;
+}
+
+/* Does job j; returns 0, or -1 if it failed (errno set if a write). */
 static int
 run(int fd, const struct io_job *j)
 {
@@ -56,21 +82,27 @@ run(int fd, const struct io_job *j)
 	case IO_READ:
 		return read_range(fd, j->r, j->buf);
 	case IO_WRITE:
-		sync_file_range(fd, j->r.off, (off_t)j->r.len,
-		    SYNC_FILE_RANGE_WRITE);
-		return 0;
+		return write_back(fd, j->r, 0);
 	case IO_RELEASE:
-		if (j->written)
-			sync_file_range(fd, j->r.off, (off_t)j->r.len,
-			    SYNC_FILE_RANGE_WAIT_BEFORE |
-			    SYNC_FILE_RANGE_WRITE |
-			    SYNC_FILE_RANGE_WAIT_AFTER);
+		if (j->written && write_back(fd, j->r, 1) == -1)
+			return -1;
 		madvise(j->r.addr, j->r.len, MADV_DONTNEED);
 		posix_fadvise(fd, j->r.off, (off_t)j->r.len,
 		    POSIX_FADV_DONTNEED);
 		return 0;
 	}
 	return 0;
+}
+
+/* Notes that job j, the ticket-th, failed with errno e. */
+static void
+note_failure(struct iothread *io, const struct io_job *j, uint64_t ticket,
+    int e)
+{
+	if (j->op == IO_READ)
+		io->failed = ticket + 1;
+	else if (io->write_error == 0)
+		io->write_error = e != 0 ? e : EIO;
 }
 
 /* The thread: does the jobs in the order they were queued, until io_stop
@@ -80,7 +112,7 @@ loop(void *arg)
 {
 	struct iothread *io = arg;
 	struct io_job j;
-	int failed;
+	int failed, e;
 
 	pthread_mutex_lock(&io->lock);
 	for (;;) {
@@ -90,10 +122,12 @@ loop(void *arg)
 			break;
 		j = io->job[io->tail % IO_QUEUE];
 		pthread_mutex_unlock(&io->lock);
+		errno = 0;
 		failed = run(io->fd, &j);
+		e = errno;
 		pthread_mutex_lock(&io->lock);
 		if (failed)
-			io->failed = io->tail + 1;
+			note_failure(io, &j, io->tail, e);
 		io->tail++;
 		pthread_cond_broadcast(&io->done);
 	}
@@ -130,8 +164,9 @@ queue(struct iothread *io, const struct io_job *j)
 	uint64_t ticket;
 
 	if (!io->running) {
+		errno = 0;
 		if (run(io->fd, j))
-			io->failed = io->head + 1;
+			note_failure(io, j, io->head, errno);
 		io->tail = ++io->head;
 		return io->head - 1;
 	}
@@ -185,18 +220,23 @@ io_release(struct iothread *io, struct io_range r, int written)
 	queue(io, &j);
 }
 
-void
+int
 io_stop(struct iothread *io)
 {
-	if (!io->running)
-		return;
-	pthread_mutex_lock(&io->lock);
-	io->stop = 1;
-	pthread_cond_signal(&io->queued);
-	pthread_mutex_unlock(&io->lock);
-	pthread_join(io->thread, NULL);
-	pthread_cond_destroy(&io->done);
-	pthread_cond_destroy(&io->queued);
-	pthread_mutex_destroy(&io->lock);
-	io->running = 0;
+	if (io->running) {
+		pthread_mutex_lock(&io->lock);
+		io->stop = 1;
+		pthread_cond_signal(&io->queued);
+		pthread_mutex_unlock(&io->lock);
+		pthread_join(io->thread, NULL);
+		pthread_cond_destroy(&io->done);
+		pthread_cond_destroy(&io->queued);
+		pthread_mutex_destroy(&io->lock);
+		io->running = 0;
+	}
+	if (io->write_error != 0) {
+		errno = io->write_error;
+		return -1;
+	}
+	return 0;
 }

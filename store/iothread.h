@@ -40,6 +40,8 @@ struct iothread {
 	uint64_t head;		/* jobs queued, ever */
 	uint64_t tail;		/* jobs done, ever */
 	uint64_t failed;	/* the last read that failed, plus one */
+	int write_error;	/* errno of the first write-back that
+				 * failed, or 0 */
 	int stop;		/* io_stop was called */
 };
 
@@ -59,10 +61,13 @@ int io_wait(struct iothread *io, uint64_t ticket);
 void io_write(struct iothread *io, struct io_range r);
 
 /* Queues the release of r: its write-back, if written, waited for, then
- * its pages dropped from the mapping and the page cache. */
+ * its pages dropped from the mapping and the page cache (kept if the
+ * write-back failed). */
 void io_release(struct iothread *io, struct io_range r, int written);
 
-/* Waits for every job queued, and stops the thread. */
-void io_stop(struct iothread *io);
+/* Waits for every job queued, and stops the thread.  Returns 0, or -1
+ * with errno set if a write-back failed: the error the kernel reports
+ * once, which a later fsync of the file no longer sees. */
+int io_stop(struct iothread *io);
 
 #endif

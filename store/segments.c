@@ -29,6 +29,7 @@
 #include <fcntl.h>
 #include <float.h>
 #include <math.h>
+#include <signal.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -342,18 +343,32 @@ clear_segment(struct bloom *b, unsigned i)
 	format_word_store(sg->inserted, 0);
 }
 
+/* Writes the header and table to stable storage. */
+static int
+sync_head(struct bloom *b)
+{
+	return msync(b->head, b->head_size, MS_SYNC) == -1 ? BLOOM_ERRNO :
+	    BLOOM_OK;
+}
+
 /*
- * Makes generation to the newest, if no process has gone further: clears
- * the segments of the generations it pushes out, then publishes the new
- * generation, then stamps the segments with theirs.  A reader that sees
- * the new generation before the stamps takes those segments for expired;
- * one that sees neither finds them emptied: they held only expired keys.
+ * Makes generation to the newest, if no process has gone further: first
+ * publishes the new generation, which expires the generations it pushes
+ * out, and writes it to disk; then clears their segments, and writes
+ * that to disk; then stamps the segments with their new generations.  A
+ * process killed, or a machine that stops, at any point leaves a file
+ * whose live generations hold all their keys: the new epoch on disk
+ * before any segment is cleared, the segments cleared on disk before any
+ * says it holds a new generation (which also keeps a stamp on the
+ * table's second page from reaching the disk before its epoch).  A
+ * generation published but not yet stamped is empty to every reader,
+ * and mended by the next adder.  Rotating past EPOCH_MAX is refused.
  */
 static int
 rotate_to(struct bloom *b, uint64_t to, unsigned event)
 {
 	uint64_t from, start, e, g = b->hdr.slots;
-	int s = BLOOM_OK;
+	int s = BLOOM_OK, saved;
 
 	if (lock_byte(b, F_WRLCK, LOCK_LIST) == -1)
 		return BLOOM_ERRNO;
@@ -368,8 +383,10 @@ rotate_to(struct bloom *b, uint64_t to, unsigned event)
 	}
 	if (to < from)
 		to = from;
-	if (to > EPOCH_MAX)
-		to = EPOCH_MAX;
+	if (to > EPOCH_MAX) {
+		s = BLOOM_EEPOCH_LAST;
+		goto done;
+	}
 	start = to >= g - 1 ? to - (g - 1) : 0;
 	if (start <= from)
 		start = from + 1;
@@ -380,17 +397,48 @@ rotate_to(struct bloom *b, uint64_t to, unsigned event)
 			goto done;
 		start = to;
 	}
+	format_word_store(head_word(b, V2_OFF_EPOCH), to);
+	if ((s = sync_head(b)) != BLOOM_OK)
+		goto done;
 	for (e = start; e <= to; e++)
 		clear_segment(b, (unsigned)(e % g));
-	format_word_store(head_word(b, V2_OFF_EPOCH), to);
+	if (fdatasync(b->fd) == -1) {
+		s = BLOOM_ERRNO;
+		goto done;
+	}
 	for (e = start; e <= to; e++)
 		format_word_store(b->seg[e % g].stamp, e + 1);
 	b->events |= event;
 done:
+	saved = errno;
 	lock_byte(b, F_UNLCK, LOCK_ADD);
+	errno = saved;
 out:
+	saved = errno;
 	lock_byte(b, F_UNLCK, LOCK_LIST);
+	errno = saved;
 	return s;
+}
+
+/*
+ * Allocates len bytes of fd from offset on.  Past RLIMIT_FSIZE that is
+ * an error, EFBIG, for the caller to report with the filter as it was,
+ * not SIGXFSZ, which would kill the process without a word.  Returns 0
+ * or an errno value.
+ */
+static int
+allocate(int fd, uint64_t offset, uint64_t len)
+{
+	struct sigaction ign, old;
+	int e;
+
+	memset(&ign, 0, sizeof ign);
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGXFSZ, &ign, &old);
+	e = posix_fallocate(fd, (off_t)offset, (off_t)len);
+	sigaction(SIGXFSZ, &old, NULL);
+	return e;
 }
 
 /*
@@ -421,9 +469,7 @@ grow(struct bloom *b)
 	    BLOOM_OK)
 		goto out;
 	next.stamp = now_ms();
-	e = posix_fallocate(b->fd, (off_t)offset,
-	    (off_t)(next.nblocks * BLOCK_BYTES));
-	if (e != 0) {
+	if ((e = allocate(b->fd, offset, next.nblocks * BLOCK_BYTES)) != 0) {
 		errno = e;
 		s = BLOOM_ERRNO;
 		goto out;
@@ -573,6 +619,22 @@ segments_raise(struct bloom *b, unsigned i, uint64_t count)
 		if (b->full_fpr > sg->info.target_fpr)
 			b->events |= BLOOM_EV_FULL;
 	}
+}
+
+int
+segments_hold(struct bloom *b)
+{
+	if (b->hdr.mode != MODE_WINDOW)
+		return BLOOM_OK;
+	if (enter_add(b) == -1)
+		return BLOOM_ERRNO;
+	return segments_refresh(b);
+}
+
+void
+segments_unhold(struct bloom *b)
+{
+	segments_end_add(b);
 }
 
 int

@@ -298,3 +298,19 @@ teardown() {
 	bloom merge whole.bf "$hosts/host0/slice.bf" "$hosts/host1/slice.bf"
 	[ "$(bits whole.bf)" = "$(bits serial.bf)" ]
 }
+
+@test "merge: a source whose next segment the target cannot match is refused before the target grows" {
+	need_xxhsum
+	need_hashsum
+	bloom create --grow -n 1000 --seed 8 t.bf
+	cp t.bf s.bf
+	keys 3000 | bloom add s.bf
+	# Segment 1 of the source says 10 hashes where the target's header
+	# plans 9; its entry's checksum (seed 1) made to match.
+	put s.bf $((256 + 64 + 16)) "$(le 4 10)"
+	put s.bf $((256 + 64 + 40)) "$(xxh3_at s.bf $((256 + 64)) 40 1)"
+	run -0 bloom stats s.bf
+	cp t.bf before
+	row 2 "" "bloom: s.bf: hash count of segment 1 differs from t.bf's (10 here, 9 there)" merge t.bf s.bf
+	cmp t.bf before
+}

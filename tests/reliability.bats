@@ -3,6 +3,7 @@
 # inserted key is ever lost, and every failure is a message and exit 2.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 @test "8 concurrent adders of disjoint sets lose no key (5 rounds)" {
 	local round i
@@ -52,6 +53,51 @@ load helpers
 		[ "$status" -eq 0 ]
 		[ "$output" = 1200000 ]
 	done
+}
+
+# Prints "capacity inserted est_items" for each live segment of FILE.
+segment_fill() {
+	bloom stats "$1" | awk '$2 == "yes" { print $5, $7, $9 }'
+}
+
+# within_capacity FILE ADDERS: fails, saying which, if a live segment of
+# FILE holds more past its capacity, by its counter or by its fill, than
+# ADDERS adders at once may put there: a share of its room each, at most
+# capacity / 32 + 1 (store/segments.c).
+within_capacity() {
+	local capacity inserted estimated bound bad=0
+
+	while read -r capacity inserted estimated; do
+		bound=$((capacity + $2 * (capacity / 32 + 1)))
+		echo "capacity $capacity, inserted $inserted, estimated $estimated, at most $bound"
+		[ "$inserted" -le "$bound" ] || bad=1
+		[ "$estimated" -le "$bound" ] || bad=1
+	done < <(segment_fill "$1")
+	return "$bad"
+}
+
+@test "4 concurrent sorted adds fill no segment past its capacity (window, growable)" {
+	local i
+	for i in 1 2 3 4; do
+		keys 300000 "w$i-" >"in.$i"
+	done
+	# 1.3 MB and 350 KB filters, out of core in 1 MiB and 100 KiB:
+	# sorted batches.
+	bloom create --generations 4 -n 600000 --seed 4 w.bf
+	bloom create --grow -n 200000 --seed 4 g.bf
+	for i in 1 2 3 4; do
+		bloom add --memory 1M w.bf "in.$i" 2>/dev/null &
+	done
+	wait
+	within_capacity w.bf 4
+	for i in 1 2 3 4; do
+		bloom add --memory 100K g.bf "in.$i" &
+	done
+	wait
+	[ "$(stats_field segments g.bf)" -ge 3 ]
+	within_capacity g.bf 4
+	run bloom check -c g.bf in.1 in.2 in.3 in.4
+	[ "$output" = 1200000 ]
 }
 
 @test "concurrent add --new of the same lines prints each at least once" {
@@ -116,6 +162,23 @@ load helpers
 	[ "$output" = "bloom: d/f.bf: cannot create: File too large" ]
 	run ls -A d
 	[ "$output" = "" ]
+}
+
+@test "growth past the file size limit: exit 2, File too large, the filter still whole" {
+	bloom create --grow -n 100000 --seed 1 f.bf
+	keys 300000 >in
+	head -n 100000 in >first
+	# 400 KiB: room for the first segment, not for the second.
+	run --separate-stderr bash -c 'ulimit -f 400; bloom add f.bf in'
+	echo "status $status, stderr: $stderr"
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "bloom: f.bf: File too large" ]
+	run -0 bloom stats f.bf
+	[ "$(stats_field segments f.bf)" = 1 ]
+	[ "$(stats_field inserted f.bf)" = 100000 ]
+	run bloom check -c f.bf first
+	[ "$status" -eq 0 ]
+	[ "$output" = 100000 ]
 }
 
 @test "create -f that fails leaves the old filter as it was" {
