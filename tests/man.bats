@@ -50,22 +50,39 @@ wider_than_80() {
 	[ -z "$output" ]
 }
 
-@test "man: no line is wider than 80 columns, under groff or mandoc" {
+# Renders the manual for a UTF-8 terminal with renderer $1 (mandoc or
+# groff), as plain characters, under the locale setting $2 (LANG=C.UTF-8)
+# or none.  col(1) runs in a UTF-8 locale whatever the caller's: in the C
+# locale it writes each byte of a UTF-8 quote as a four-character escape.
+render() (
+	unset LANG LC_ALL LC_CTYPE
+	[ $# -lt 2 ] || export "$2"
+	case $1 in
+	mandoc)
+		mandoc -Tutf8 "$root/man/bloom.1" | LC_ALL=C.UTF-8 col -bx ;;
+	groff)
+		# -P-cbou: plain characters, no escape sequences or overstriking.
+		groff -mdoc -Tutf8 -P-cbou "$root/man/bloom.1" ;;
+	esac
+)
+
+@test "man: no line is wider than 80 columns, under groff or mandoc, with or without a locale" {
 	# mandoc's and groff's default widths, 78, are what man(1) uses on a
 	# terminal of 80 columns or more (MANWIDTH=80 man ./man/bloom.1).
-	wide=$(mandoc -Tutf8 "$root/man/bloom.1" | col -bx | wider_than_80)
-	if [ -n "$wide" ]; then
-		printf 'mandoc, over 80 columns:\n%s\n' "$wide" >&2
-		return 1
-	fi
-	command -v groff >/dev/null ||
+	renderers=mandoc
+	command -v groff >/dev/null && renderers="mandoc groff"
+	for renderer in $renderers; do
+		for locale in "" LANG=C.UTF-8; do
+			wide=$(render $renderer $locale | wider_than_80)
+			if [ -n "$wide" ]; then
+				printf '%s, %s, over 80 columns:\n%s\n' "$renderer" \
+					"${locale:-no locale}" "$wide" >&2
+				return 1
+			fi
+		done
+	done
+	[ "$renderers" = "mandoc groff" ] ||
 		skip "groff is not installed (apt-get install groff; CI installs it)"
-	# -P-cbou: plain characters, no escape sequences or overstriking.
-	wide=$(groff -mdoc -Tutf8 -P-cbou "$root/man/bloom.1" | wider_than_80)
-	if [ -n "$wide" ]; then
-		printf 'groff, over 80 columns:\n%s\n' "$wide" >&2
-		return 1
-	fi
 }
 
 @test "man: bloom without arguments fails with the usage message" {
