@@ -47,7 +47,7 @@ PY
 	cmp want got
 }
 
-@test "add --dups on whole lines is uniq -D on sorted input, every repeat" {
+@test "add --dups on whole lines writes every repeat but not the first (uniq -D would)" {
 	printf 'a\nb\na\nc\na\nb\n' >in
 	big_filter f.bf
 	run bloom add --dups f.bf in

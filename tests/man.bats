@@ -3,6 +3,7 @@
 # its SYNOPSIS is the usage message word for word, it describes every
 # command, option and message, and make install puts it in place.
 
+bats_require_minimum_version 1.5.0
 load helpers
 
 # Prints the section named $1 of the rendered manual, headings excluded.
@@ -186,4 +187,24 @@ EOF
 	[ -x "$BATS_TEST_TMPDIR/d/usr/bin/bloom" ]
 	[ -f "$BATS_TEST_TMPDIR/d/usr/share/man/man1/bloom.1" ]
 	cmp "$root/man/bloom.1" "$BATS_TEST_TMPDIR/d/usr/share/man/man1/bloom.1"
+}
+
+@test "man, --help and README: --dups writes each repeat but not the first, as awk 'seen[\$0]++' does" {
+	[[ "$(bloom add --help)" == *"every repeat,"*"not the first occurrence (as awk 'seen[\$0]++')"* ]]
+	entry=$(man_section DESCRIPTION | awk '/^ *-D, --dups/ { on = 1 } on && /^ *$/ { exit } on' |
+		tr -s ' \n' '  ')
+	[[ "$entry" == *"every repeat of a line, but not its first occurrence, as \`awk 'seen[\$0]++'' does (\`uniq -D' would write the first occurrence too)"* ]]
+	readme=$(tr -s ' \n' '  ' <"$root/README.md")
+	[[ "$readme" == *"with \`--dups\` the lines that were (every repeat but not the first occurrence, as \`awk 'seen[\$0]++'\`; \`uniq -D\` would also write the first)"* ]]
+	# And it does: a b a c a b gives a a b; uniq -D on it sorted gives
+	# a a a b b.
+	printf 'a\nb\na\nc\na\nb\n' >in
+	bloom create -n 100 -p 1e-6 f.bf
+	[ "$(bloom add --dups f.bf in | tr '\n' ' ')" = "a a b " ]
+	[ "$(sort in | uniq -D | tr '\n' ' ')" = "a a a b b " ]
+}
+
+@test "man: --slice's blocks are i × B/n up to (i + 1) × B/n" {
+	entry=$(man_section DESCRIPTION | tr -s ' \n' '  ')
+	[[ "$entry" == *"the blocks from i x B/n up to (i + 1) x B/n of its B blocks."* ]]
 }
