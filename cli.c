@@ -84,7 +84,7 @@ static const char *const option_help[NCMD] = {
 	"  -f           replace an existing file\n"),
 	("Add lines to the filter.  A missing filter is created growable, for\n"
 	"1000000 lines at first and a rate of 0.01, unless --no-create is\n"
-	"given or BLOOM_NO_CREATE is set to 1.\n"
+	"given or BLOOM_NO_CREATE is set to 1, yes, true or on.\n"
 	"  -N, --new    write the lines that were not yet in the filter\n"
 	"  -D, --dups   write the lines that were already in it: every repeat,\n"
 	"               not the first occurrence (as awk 'seen[$0]++')\n"

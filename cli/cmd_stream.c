@@ -334,7 +334,11 @@ cmd_add(int argc, char **argv)
 		usage_error(CMD_ADD, "add: -d needs -f");
 	job.emit |= dups;
 	job.invert = dups;
-	if (may_create == 1 && env != NULL && strcmp(env, "1") == 0)
+	if (env != NULL && parse_switch(env) == -1)
+		msg_fatal(EXIT_TROUBLE, "BLOOM_NO_CREATE is '%s': set it to 1, "
+		    "yes, true or on to turn auto-create off, or to 0, no, "
+		    "false, off or nothing to leave it on", env);
+	if (may_create == 1 && env != NULL && parse_switch(env) == 1)
 		may_create = -1;
 	if (engine_setup(&job) == -1 ||
 	    open_for_add(&filter, argv[0], may_create) == -1) {

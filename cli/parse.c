@@ -7,6 +7,7 @@
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli/parse.h"
 #include "store/format.h"
@@ -62,6 +63,23 @@ parse_size(const char *s, uint64_t *out)
 		return -1;
 	*out = (uint64_t)v << shift;
 	return 0;
+}
+
+/* Parses a yes-or-no word: 1, 0, or -1 if it is neither. */
+int
+parse_switch(const char *s)
+{
+	static const char *const on[] = { "1", "yes", "true", "on" };
+	static const char *const off[] = { "", "0", "no", "false", "off" };
+	size_t i;
+
+	for (i = 0; i < sizeof on / sizeof on[0]; i++)
+		if (strcasecmp(s, on[i]) == 0)
+			return 1;
+	for (i = 0; i < sizeof off / sizeof off[0]; i++)
+		if (strcasecmp(s, off[i]) == 0)
+			return 0;
+	return -1;
 }
 
 /* Parses a false-positive rate; returns 0, or -1 with *why set to a reason

@@ -89,9 +89,10 @@ first_line() {
 
 Add lines to the filter.  A missing filter is created growable, for
 1000000 lines at first and a rate of 0.01, unless --no-create is
-given or BLOOM_NO_CREATE is set to 1.
+given or BLOOM_NO_CREATE is set to 1, yes, true or on.
   -N, --new    write the lines that were not yet in the filter
-  -D, --dups   write the lines that were already in it, every repeat
+  -D, --dups   write the lines that were already in it: every repeat,
+               not the first occurrence (as awk '\''seen[$0]++'\'')
   -f list      the key is these fields (1,3 or 2- as in cut), not the
                whole line; missing fields are empty
   -d delim     the field separator, one byte (default TAB)
