@@ -232,10 +232,12 @@ cmd_create(int argc, char **argv)
 			p->hashes = (unsigned)v;
 			break;
 		case 'n':
-			if (parse_u64(optarg, 0, &p->capacity) == -1 ||
+			if (parse_count(optarg, &p->capacity) == -1 ||
 			    p->capacity == 0)
 				usage_error(CMD_CREATE, "create: -n takes a "
-				    "positive whole number, not '%s'", optarg);
+				    "positive whole number, with K, M or G for "
+				    "thousands, millions or billions, not '%s'",
+				    optarg);
 			have_n = 1;
 			break;
 		case 'p':

@@ -36,6 +36,35 @@ parse_u64(const char *s, int hex, uint64_t *out)
 	return 0;
 }
 
+/* Parses a count with an optional K, M or G (1000-based) suffix. */
+int
+parse_count(const char *s, uint64_t *out)
+{
+	static const char units[] = "KMG";
+	const char *unit;
+	char *end;
+	unsigned long long v;
+	uint64_t per = 1;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0)
+		return -1;
+	if (*end != '\0') {
+		unit = strchr(units, *end >= 'a' ? *end - 'a' + 'A' : *end);
+		if (unit == NULL || end[1] != '\0')
+			return -1;
+		for (; unit >= units; unit--)
+			per *= 1000;
+	}
+	if (v > UINT64_MAX / per)
+		return -1;
+	*out = (uint64_t)v * per;
+	return 0;
+}
+
 /* Parses a byte count with an optional K, M, G or T (1024-based) suffix. */
 int
 parse_size(const char *s, uint64_t *out)

@@ -425,7 +425,7 @@ big_line() {
 	run -2 --separate-stderr bloom create -n 100 "$name"
 	[ "$stderr" = 'bloom: a\nwarning: forged\x1b[31m\\z: file exists (use -f to replace it)' ]
 	run -2 --separate-stderr bloom create -n "$(printf '1\n\0332')" f.bf
-	[ "${stderr%%$'\n'*}" = "bloom: create: -n takes a positive whole number, not '1\\n\\x1b2'" ]
+	[ "${stderr%%$'\n'*}" = "bloom: create: -n takes a positive whole number, with K, M or G for thousands, millions or billions, not '1\\n\\x1b2'" ]
 	# UTF-8 names are shown as they are; C1 controls and stray bytes are not.
 	run -2 --separate-stderr bloom stats "$(printf 'caf\303\251 \302\233 \377')"
 	[ "$stderr" = "bloom: café \\xc2\\x9b \\xff: No such file or directory" ]
