@@ -311,11 +311,24 @@ finish(int status)
 	return status;
 }
 
+int
+is_directory(const char *path)
+{
+	struct stat sb;
+	int saved = errno, dir;
+
+	dir = stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+	errno = saved;
+	return dir;
+}
+
 /* Reports a failure of the filter at path with status s. */
 void
 filter_error(const char *path, int s, const struct bloom_header *h)
 {
-	if (s == BLOOM_ESIZE)
+	if (s != BLOOM_OK && is_directory(path))
+		msg_warn("%s: is a directory, not a filter", path);
+	else if (s == BLOOM_ESIZE)
 		msg_warn("%s: size mismatch (file is not the %" PRIu64
 		    " bytes its header says)", path, h->file_size);
 	else if (s == BLOOM_EVERSION)

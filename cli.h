@@ -70,6 +70,10 @@ FILE *report_open(void);
  * (nothing for a closed pipe). */
 int report_close(FILE *fp);
 
+/* Returns 1 if path is a directory (or a link to one), else 0: to say so
+ * when a filter was asked for.  Leaves errno as it was. */
+int is_directory(const char *path);
+
 /* Reports a failure of the filter at path with status s. */
 void filter_error(const char *path, int s, const struct bloom_header *h);
 

@@ -65,7 +65,9 @@ solve_fixed(const char *path, struct params *p, enum solve_for what)
 static void
 tell_create_error(const char *path, int s)
 {
-	if (s == BLOOM_ERRNO && errno == EEXIST)
+	if (is_directory(path))
+		msg_warn("%s: is a directory, not a filter", path);
+	else if (s == BLOOM_ERRNO && errno == EEXIST)
 		msg_warn("%s: file exists (use -f to replace it)", path);
 	else if (s == BLOOM_ENOTREG || s == BLOOM_ESHORT || s == BLOOM_EMAGIC ||
 	    s == BLOOM_EDANGLING)

@@ -83,7 +83,8 @@ abc() {
 	row 2      ''     'bloom: nope.bf: No such file or directory' check -c nope.bf in
 	row 2      ''     'bloom: nope.bf: No such file or directory' check -q nope.bf in
 	row 2      ''     'bloom: nope.bf: No such file or directory' check -v nope.bf in
-	row 2      ''     'bloom: .: not a regular file' check . in
+	row 2      ''     'bloom: .: is a directory, not a filter' check . in
+	row 2      ''     'bloom: .: is a directory, not a filter' check -c . in
 	poke f.bf 0 0
 	row 2      ''     'bloom: f.bf: not a bloom filter (bad magic)' check f.bf in
 	# check never creates a filter.

@@ -519,15 +519,18 @@ assert [x["expires"] for x in d["segments"][1:]] == [None, None]
 	[ "$(ls -A ro)" = "" ]
 }
 
-@test "create -f does not replace a directory, and leaves nothing behind" {
+@test "create, with or without -f, says that a directory is one, and leaves it as it was" {
 	mkdir d.bf
-	run --separate-stderr bloom create -f -n 1000 d.bf
-	[ "$status" -eq 2 ]
-	[ "$output" = "" ]
-	[ "$stderr" = "bloom: d.bf: cannot create: Is a directory" ]
-	[ -d d.bf ]
-	[ "$(entries)" = "d.bf" ]
-	[ "$(ls -A d.bf)" = "" ]
+	bloom create -n 10 t.bf
+	ln -s d.bf link.bf
+	for args in "-n 1000 d.bf" "-f -n 1000 d.bf" "--like t.bf d.bf" \
+	    "-f --like t.bf d.bf" "-f -n 1000 link.bf" "-n 1000 link.bf"; do
+		# shellcheck disable=SC2086
+		row 2 "" "bloom: ${args##* }: is a directory, not a filter" create $args
+		[ -d d.bf ]
+		[ "$(entries | tr "\n" " ")" = "d.bf link.bf t.bf " ]
+		[ "$(ls -A d.bf)" = "" ]
+	done
 }
 
 @test "create of an impossibly large filter fails before allocating" {
