@@ -43,8 +43,9 @@ static const char *const synopsis[NCMD] = {
 	"             [--generations count [--window duration]] [--seed n]\n"
 	"             [--dry-run] filter\n"
 	"bloom create --like template [-f] [--slice i/n] filter"),
-	("bloom add [-D | -N] [-z] [-f list [-d delim]] [--memory size]\n"
-	"          [--no-create] [--progress] [--sync] filter [file ...]"),
+	("bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]\n"
+	"          [--memory size] [--no-create] [--progress] [--sync] filter\n"
+	"          [file ...]"),
 	("bloom check [-cqvz] [-f list [-d delim]] [--memory size]\n"
 	"            [--progress] filter [file ...]"),
 	"bloom stats [--json] filter",
@@ -84,8 +85,8 @@ static const char *const option_help[NCMD] = {
 	"  --dry-run    print what would be made; make nothing\n"
 	"  -f           replace an existing file\n"),
 	("Add lines to the filter.  A missing filter is created growable, for\n"
-	"1000000 lines at first and a rate of 0.01, unless --no-create is\n"
-	"given or BLOOM_NO_CREATE is set to 1, yes, true or on.\n"
+	"1000000 lines at first (-n) and a rate of 0.01 (-p), unless\n"
+	"--no-create is given or BLOOM_NO_CREATE is set to 1, yes, true or on.\n"
 	"  -N, --new    write the lines that were not yet in the filter\n"
 	"  -D, --dups   write the lines that were already in it: every repeat,\n"
 	"               not the first occurrence (as awk 'seen[$0]++')\n"
@@ -93,6 +94,10 @@ static const char *const option_help[NCMD] = {
 	"               whole line; missing fields are empty\n"
 	"  -d delim     the field separator, one byte (default TAB)\n"
 	"  -z           lines end with NUL, not newline\n"
+	"  -n capacity  a missing filter's first segment is for this many\n"
+	"               lines (K, M, G: powers of 1000); an existing filter\n"
+	"               must have this capacity\n"
+	"  -p fpr       a missing filter's rate; an existing one must have it\n"
 	"  --memory S   bytes bloom may use (K, M, G, T); default: the cgroup\n"
 	"               limit or available memory\n"
 	"  --no-create  fail if the filter does not exist\n"

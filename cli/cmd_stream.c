@@ -172,10 +172,44 @@ start_progress(struct engine *e, int shown, int nfiles, char **files)
 	e->tick = tick;
 }
 
-/* Opens the filter for add, creating it growable with the defaults if
- * missing and may_create is 1; 0 is --no-create, -1 BLOOM_NO_CREATE. */
+/* The sizing add -n and -p ask for: 0 if not given. */
+struct add_sizing {
+	uint64_t capacity;	/* -n: of the first segment */
+	double target_fpr;	/* -p: of the whole filter */
+};
+
+/*
+ * Refuses a filter that add -n or -p would have made another way: they
+ * size the filter add creates, and cannot change one.  Returns 0, or -1
+ * after saying so.
+ */
 static int
-open_for_add(struct bloom *b, const char *path, int may_create)
+same_sizing(const struct bloom *b, const char *path,
+    const struct add_sizing *want)
+{
+	const struct bloom_header *h = bloom_header(b);
+
+	if (want->capacity != 0 && want->capacity != h->capacity) {
+		msg_warn("%s: -n %" PRIu64 " would change the filter's capacity "
+		    "of %" PRIu64 ": add -n sizes only a filter it creates",
+		    path, want->capacity, h->capacity);
+		return -1;
+	}
+	if (want->target_fpr != 0 && want->target_fpr != h->target_fpr) {
+		msg_warn("%s: -p %.15g would change the filter's false-positive "
+		    "rate of %.15g: add -p sizes only a filter it creates", path,
+		    want->target_fpr, h->target_fpr);
+		return -1;
+	}
+	return 0;
+}
+
+/* Opens the filter for add, creating it growable, sized as want says or
+ * with the defaults, if missing and may_create is 1; 0 is --no-create,
+ * -1 BLOOM_NO_CREATE. */
+static int
+open_for_add(struct bloom *b, const char *path, int may_create,
+    const struct add_sizing *want)
 {
 	struct bloom_spec spec;
 	struct bloom_header h;
@@ -191,8 +225,10 @@ open_for_add(struct bloom *b, const char *path, int may_create)
 		memset(&spec, 0, sizeof spec);
 		spec.mode = MODE_GROW;
 		spec.growth = DEFAULT_GROWTH;
-		spec.first.capacity = DEFAULT_CAPACITY;
-		spec.first.target_fpr = DEFAULT_FPR;
+		spec.first.capacity = want->capacity != 0 ? want->capacity :
+		    DEFAULT_CAPACITY;
+		spec.first.target_fpr = want->target_fpr != 0 ?
+		    want->target_fpr : DEFAULT_FPR;
 		spec.seed = random_seed();
 		spec.created_ms = now_ms();
 		s = bloom_create(path, &spec, 0);
@@ -203,7 +239,13 @@ open_for_add(struct bloom *b, const char *path, int may_create)
 			    path,
 			    spec.first.capacity, spec.first.target_fpr,
 			    h.file_size);
-		else if (!(s == BLOOM_ERRNO && errno == EEXIST)) {
+		else if (s == BLOOM_ETOOBIG) {
+			msg_warn("%s: a filter for %" PRIu64 " items at fpr %g "
+			    "would exceed %" PRIu64 " TiB", path,
+			    spec.first.capacity, spec.first.target_fpr,
+			    NBLOCKS_MAX * BLOCK_BYTES >> 40);
+			return -1;
+		} else if (!(s == BLOOM_ERRNO && errno == EEXIST)) {
 			msg_warn("%s: cannot create: %s", path,
 			    bloom_strerror(s));
 			return -1;
@@ -214,7 +256,11 @@ open_for_add(struct bloom *b, const char *path, int may_create)
 		filter_error(path, s, &b->hdr);
 		return -1;
 	}
-	b->on_lock_wait = tell_lock_waits;
+	if (same_sizing(b, path, want) == -1) {
+		bloom_close(b);
+		return -1;
+	}
+	bloom_on_lock_wait(b, tell_lock_waits);
 	return 0;
 }
 
@@ -278,8 +324,10 @@ cmd_add(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	static const char shortopts[] = ":DNd:f:hz";
+	static const char shortopts[] = ":DNd:f:hn:p:z";
 	const char *env = getenv("BLOOM_NO_CREATE");
+	struct add_sizing want = { 0, 0 };
+	const char *why;
 	struct bloom filter;
 	struct engine job;
 	int ch, rc, sync = 0, dups = 0, shown = 0, may_create = 1;
@@ -304,6 +352,18 @@ cmd_add(int argc, char **argv)
 			break;
 		case 'z':
 			job.delim = '\0';
+			break;
+		case 'n':
+			if (parse_count(optarg, &want.capacity) == -1 ||
+			    want.capacity == 0)
+				usage_error(CMD_ADD, "add: -n takes a positive "
+				    "whole number, with K, M or G for thousands, "
+				    "millions or billions, not '%s'", optarg);
+			break;
+		case 'p':
+			if (parse_fpr(optarg, &want.target_fpr, &why) == -1)
+				usage_error(CMD_ADD, "add: -p takes a rate "
+				    "between 0 and 1, not '%s'%s", optarg, why);
 			break;
 		case OPT_SYNC:
 			sync = 1;
@@ -341,7 +401,7 @@ cmd_add(int argc, char **argv)
 	if (may_create == 1 && env != NULL && parse_switch(env) == 1)
 		may_create = -1;
 	if (engine_setup(&job) == -1 ||
-	    open_for_add(&filter, argv[0], may_create) == -1) {
+	    open_for_add(&filter, argv[0], may_create, &want) == -1) {
 		engine_free(&job);
 		return finish(EXIT_TROUBLE);
 	}

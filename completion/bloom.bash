@@ -27,9 +27,9 @@ _bloom()
 		    --seed --like --slice'
 		fileopts='--like' ;;
 	add)
-		opts='-D --dups -N --new -z -f -d --memory --no-create
+		opts='-D --dups -N --new -z -f -d -n -p --memory --no-create
 		    --progress --sync --help'
-		argopts='-f -d --memory' ;;
+		argopts='-f -d -n -p --memory' ;;
 	check)
 		opts='-c -q -v -z -f -d --memory --progress --help'
 		argopts='-f -d --memory' ;;

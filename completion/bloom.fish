@@ -38,6 +38,8 @@ complete -c bloom -n "__fish_seen_subcommand_from create" -l dry-run -d 'Print w
 
 complete -c bloom -n "__fish_seen_subcommand_from add" -s N -l new -d 'Write the lines not yet in the filter'
 complete -c bloom -n "__fish_seen_subcommand_from add" -s D -l dups -d 'Write the lines already in the filter'
+complete -c bloom -n "__fish_seen_subcommand_from add" -s n -x -d "Capacity of a missing filter's first segment (K, M, G)"
+complete -c bloom -n "__fish_seen_subcommand_from add" -s p -x -d 'False-positive rate of a missing filter'
 complete -c bloom -n "__fish_seen_subcommand_from add" -l no-create -d 'Fail if the filter does not exist'
 complete -c bloom -n "__fish_seen_subcommand_from add" -l sync -d 'Write to stable storage before exiting'
 complete -c bloom -n "__fish_seen_subcommand_from check" -s c -d 'Write the number of selected lines'
