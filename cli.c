@@ -46,7 +46,7 @@ static const char *const synopsis[NCMD] = {
 	("bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]\n"
 	"          [--memory size] [--no-create] [--progress] [--sync] filter\n"
 	"          [file ...]"),
-	("bloom check [-cqvz] [-f list [-d delim]] [--memory size]\n"
+	("bloom check [-cHhqvz] [-f list [-d delim]] [--memory size]\n"
 	"            [--progress] filter [file ...]"),
 	"bloom stats [--json] filter",
 	"bloom rotate filter",
@@ -106,7 +106,10 @@ static const char *const option_help[NCMD] = {
 	"SIGUSR1 prints one status line.\n"),
 	("Write the lines that may be in the filter.\n"
 	"  -v           write the lines that are certainly not in the filter\n"
-	"  -c           write only the number of such lines\n"
+	"  -c           write only the number of such lines: of each file,\n"
+	"               after its name and a colon if there are several\n"
+	"  -H           name the file before each count or line, always\n"
+	"  -h           never name the file\n"
 	"  -q           write nothing; the exit status tells\n"
 	"  -f list      the key is these fields (1,3 or 2- as in cut), not the\n"
 	"               whole line; missing fields are empty\n"

@@ -36,6 +36,30 @@ input_name(const char *file)
 	return strcmp(file, "-") == 0 ? "(standard input)" : file;
 }
 
+/* What check says of each input file, as grep does: its count (-c), and
+ * its name before its count and, with -H, before its lines. */
+static FILE *file_counts;	/* -c: each file's count goes here */
+static int file_names;		/* 1 for -H, 0 for -h (or add, route), -1
+				 * for check's default: counts named if
+				 * there are several files, lines not */
+
+/* Sets job's label to the name of file if check names files.  Returns 0,
+ * or -1 if out of memory. */
+static int
+label_file(struct engine *job, const char *file)
+{
+	char *label;
+
+	free((char *)job->label);
+	job->label = NULL;
+	if (file_names != 1 || file_counts != NULL)
+		return 0;
+	if (asprintf(&label, "%s:", input_name(file)) == -1)
+		return -1;
+	job->label = label;
+	return 0;
+}
+
 /*
  * Runs job over the files (standard input if none).  A file that cannot be
  * read is reported and the others are still processed.  Returns 0, 1 if
@@ -47,6 +71,8 @@ stream_files(struct engine *job, int nfiles, char **files)
 	static char *stdin_only[] = { "-" };
 	int i, fd, trouble = 0;
 	enum stream_end e;
+	uint64_t before;
+	int name_counts = file_names == 1 || (file_names == -1 && nfiles > 1);
 
 	if (nfiles == 0) {
 		nfiles = 1;
@@ -60,7 +86,22 @@ stream_files(struct engine *job, int nfiles, char **files)
 			trouble = 1;
 			continue;
 		}
+		if (label_file(job, files[i]) == -1) {
+			msg_warn("out of memory");
+			if (fd != STDIN_FILENO)
+				close(fd);
+			return -2;
+		}
+		before = job->selected;
 		e = engine_stream(job, fd);
+		if (file_counts != NULL && e != STREAM_FILTER_ERROR &&
+		    e != STREAM_WRITE_ERROR) {
+			if (name_counts)
+				fprintf(file_counts, "%s:",
+				    input_name(files[i]));
+			fprintf(file_counts, "%" PRIu64 "\n",
+			    job->selected - before);
+		}
 		if (e == STREAM_READ_ERROR) {
 			msg_warn("%s: read error: %s", input_name(files[i]),
 			    strerror(errno));
@@ -435,17 +476,19 @@ cmd_check(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "memory", required_argument, NULL, OPT_MEMORY },
-		{ "help", no_argument, NULL, 'h' },
+		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 }
 	};
-	static const char shortopts[] = ":cd:f:hqvz";
+	static const char shortopts[] = ":Hcd:f:hqvz";
 	struct bloom filter;
 	struct engine job;
+	FILE *report = NULL;
 	int ch, rc, s, count_only = 0, shown = 0;
 
 	memset(&job, 0, sizeof job);
 	job.emit = 1;
 	job.delim = '\n';
+	file_names = -1;
 	while ((ch = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
@@ -473,7 +516,13 @@ cmd_check(int argc, char **argv)
 		case OPT_MEMORY:
 			job.memory = parse_memory(CMD_CHECK, optarg);
 			break;
+		case 'H':
+			file_names = 1;
+			break;
 		case 'h':
+			file_names = 0;
+			break;
+		case OPT_HELP:
 			print_help(CMD_CHECK);
 			return finish(0);
 		default:
@@ -505,24 +554,22 @@ cmd_check(int argc, char **argv)
 	}
 	guard_mapping(argv[0], 0);
 	job.filter = &filter;
+	if (count_only && !job.quiet)
+		file_counts = report = report_open();
 	start_progress(&job, shown, argc - 1, argv + 1);
 	rc = stream_files(&job, argc - 1, argv + 1);
 	elsewhere_note(&job);
 	if (shown)
 		show_status(&job, progress_now(), 1, 0);
 	bloom_close(&filter);
+	free((char *)job.label);
 	engine_free(&job);
 	if (rc == -1)
 		output_error(&job.out);
+	if (report != NULL && (report_close(report) == -1 || rc < 0))
+		return finish(EXIT_TROUBLE);
 	if (rc < 0)
 		return finish(EXIT_TROUBLE);
-	if (count_only && !job.quiet) {
-		FILE *report = report_open();
-
-		fprintf(report, "%" PRIu64 "\n", job.selected);
-		if (report_close(report) == -1)
-			return finish(EXIT_TROUBLE);
-	}
 	/* As grep -q: a selected line wins over trouble with other input. */
 	if (job.quiet && job.selected > 0)
 		return finish(EXIT_SELECTED);

@@ -31,7 +31,7 @@ _bloom()
 		    --progress --sync --help'
 		argopts='-f -d -n -p --memory' ;;
 	check)
-		opts='-c -q -v -z -f -d --memory --progress --help'
+		opts='-c -H -h -q -v -z -f -d --memory --progress --help'
 		argopts='-f -d --memory' ;;
 	stats)
 		opts='--json --help'

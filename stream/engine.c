@@ -177,6 +177,17 @@ replan(struct engine *e)
 	lines_pretest(&e->reader, p);
 }
 
+/* Writes a selected line, after the label if there is one.  Returns 0, or
+ * -1 if the output failed. */
+static int
+put_line(struct engine *e, const unsigned char *line, size_t len)
+{
+	if (e->label != NULL && output_bytes(&e->out, e->label,
+	    strlen(e->label)) == -1)
+		return -1;
+	return output_line(&e->out, line, len, e->delim);
+}
+
 /* Writes the lines of g that hit selects, of the first n. */
 static enum stream_end
 write_selected(struct engine *e, const struct line_group *g,
@@ -194,8 +205,8 @@ write_selected(struct engine *e, const struct line_group *g,
 			nsel += hit[i + j] == want;
 		}
 		for (j = 0; j < nsel; j++)
-			if (output_line(&e->out, g->line[i + sel[j]].data,
-			    g->line[i + sel[j]].len, e->delim) == -1)
+			if (put_line(e, g->line[i + sel[j]].data,
+			    g->line[i + sel[j]].len) == -1)
 				return STREAM_WRITE_ERROR;
 	}
 	return STREAM_DONE;
@@ -284,7 +295,7 @@ run_batch(struct engine *e)
 			return errno == ESTALE ? STREAM_CHANGED :
 			    STREAM_READ_ERROR;
 		}
-		if (output_line(&e->out, line, len, e->delim) == -1)
+		if (put_line(e, line, len) == -1)
 			return STREAM_WRITE_ERROR;
 	}
 	batch_clear(t);

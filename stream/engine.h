@@ -46,6 +46,8 @@ struct engine {
 				 * cheap, it sees lines and bytes */
 	uint64_t memory;	/* bytes it may use (--memory), or 0 to
 				 * find out */
+	const char *label;	/* written before each selected line (check
+				 * -H: "file:"), or NULL */
 	int planned;		/* line by line or sorted was chosen */
 	struct batch *batch;	/* sorted batches, or NULL: line by line */
 };

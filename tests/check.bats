@@ -32,13 +32,38 @@ abc() {
 	row 1      ''         ''     check -qv f.bf all
 }
 
-@test "check -c writes one total over all the files" {
+@test "check -c writes each file's count, after its name if there are several, as grep -c" {
 	abc
-	#   status stdout     stderr arguments
-	row 0      4          ''     check -c f.bf in in
-	row 0      6          ''     check -c f.bf in none all all
-	row 0      3          ''     check -c -v f.bf none in all none
-	row 0      $'a\nb\na\nb' '' check f.bf in none all
+	printf 'a\nb\n' >keys
+	#   status stdout                      stderr arguments
+	row 0      $'in:2\nin:2'               ''     check -c f.bf in in
+	row 0      $'in:2\nnone:0\nall:2\nall:2' ''     check -c f.bf in none all all
+	row 0      $'none:1\nin:1\nall:0\nnone:1' ''   check -c -v f.bf none in all none
+	row 0      $'2\n0\n2'                  ''     check -ch f.bf in none all
+	row 0      'in:2'                      ''     check -cH f.bf in
+	row 0      '(standard input):2'        ''     check -cH f.bf <in
+	row 0      $'in:2\n(standard input):0'  ''     check -c f.bf in - <none
+	row 0      2                           ''     check -c f.bf in
+	# The last of -H and -h wins.
+	row 0      $'2\n2'                     ''     check -c -H -h f.bf in all
+	row 0      'in:2'                      ''     check -c -h -H f.bf in
+	# What grep -c -F -x -f keys writes for the same files, as the filter
+	# has no false positive among them.
+	for args in "in in" "in none all all" "-h in none all" "-H in" "-v none in all" "-H -h in all"; do
+		# shellcheck disable=SC2086
+		set -- $args
+		local opts=() files=()
+		for a in "$@"; do
+			case $a in -*) opts+=("$a") ;; *) files+=("$a") ;; esac
+		done
+		[ "$(bloom check -c "${opts[@]}" f.bf "${files[@]}")" = \
+		    "$(grep -c -F -x -f keys "${opts[@]}" "${files[@]}")" ]
+	done
+	# Without -c, lines are named only with -H.
+	row 0      $'a\nb\na\nb'                ''     check f.bf in none all
+	row 0      $'in:a\nin:b\nall:a\nall:b'    ''     check -H f.bf in none all
+	row 0      $'(standard input):c'       ''     check -Hv f.bf <in
+	row 0      $'a\nb'                     ''     check -h f.bf in
 }
 
 @test "check reads standard input, alone or as -" {
@@ -58,8 +83,12 @@ abc() {
 	#   status stdout  stderr   arguments
 	row 2      $'a\nb' "$enoent" check f.bf in nofile
 	row 2      c       "$enoent" check -v f.bf nofile in
-	row 2      2       "$enoent" check -c f.bf in nofile
-	row 2      0       "$enoent" check -c f.bf nofile none
+	# A file that cannot be opened has no count, as with grep -c; one that
+	# cannot be read has the count of what was read.
+	row 2      in:2    "$enoent" check -c f.bf in nofile
+	row 2      none:0  "$enoent" check -c f.bf nofile none
+	row 2      ''      "$enoent" check -c f.bf nofile
+	row 2      $'d:0\nall:2' 'bloom: d: read error: Is a directory' check -c f.bf d all
 	row 2      ''      "$enoent" check f.bf nofile
 	row 2      ''      "$enoent" check -v f.bf nofile
 	row 2      ''      "$enoent" check -q f.bf none nofile
@@ -92,7 +121,7 @@ abc() {
 }
 
 @test "check exits 2 on a usage error, with the message and synopsis" {
-	local synopsis='usage: bloom check [-cqvz] [-f list [-d delim]] [--memory size]
+	local synopsis='usage: bloom check [-cHhqvz] [-f list [-d delim]] [--memory size]
                    [--progress] filter [file ...]'
 
 	#   status stdout stderr arguments
@@ -105,7 +134,7 @@ $synopsis" check --new f.bf </dev/null
 }
 
 @test "check names an unknown option letter alone, even among known ones" {
-	local synopsis='usage: bloom check [-cqvz] [-f list [-d delim]] [--memory size]
+	local synopsis='usage: bloom check [-cHhqvz] [-f list [-d delim]] [--memory size]
                    [--progress] filter [file ...]'
 
 	abc

@@ -14,7 +14,7 @@ usage='usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
        bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]
                  [--memory size] [--no-create] [--progress] [--sync] filter
                  [file ...]
-       bloom check [-cqvz] [-f list [-d delim]] [--memory size]
+       bloom check [-cHhqvz] [-f list [-d delim]] [--memory size]
                    [--progress] filter [file ...]
        bloom stats [--json] filter
        bloom rotate filter
@@ -68,8 +68,8 @@ first_line() {
 	#          status  first line                                          arguments
 	first_line 0 'usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]' help add
 	first_line 0 'usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]' add --help
-	first_line 0 'usage: bloom check [-cqvz] [-f list [-d delim]] [--memory size]' help check
-	first_line 0 'usage: bloom check [-cqvz] [-f list [-d delim]] [--memory size]' check --help
+	first_line 0 'usage: bloom check [-cHhqvz] [-f list [-d delim]] [--memory size]' help check
+	first_line 0 'usage: bloom check [-cHhqvz] [-f list [-d delim]] [--memory size]' check --help
 	first_line 0 'usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]' help create
 	first_line 0 'usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]' create --help
 	first_line 0 'usage: bloom stats [--json] filter'                      help stats
