@@ -47,7 +47,9 @@ static const char *const synopsis[NCMD] = {
 	"          [--memory size] [--no-create] [--progress] [--sync] filter\n"
 	"          [file ...]"),
 	("bloom check [-cHhqvz] [-f list [-d delim]] [--memory size]\n"
-	"            [--progress] filter [file ...]"),
+	"            [--progress] [--which] filter [file ...]\n"
+	"bloom check -F filter [-F filter ...] [-cHhqvz] [-f list [-d delim]]\n"
+	"            [--memory size] [--progress] [--which] [file ...]"),
 	"bloom stats [--json] filter",
 	"bloom rotate filter",
 	"bloom merge filter source ...",
@@ -109,7 +111,12 @@ static const char *const option_help[NCMD] = {
 	"  -c           write only the number of such lines: of each file,\n"
 	"               after its name and a colon if there are several\n"
 	"  -H           name the file before each count or line, always\n"
-	"  -h           never name the file\n"
+	"  -h           never name the file\n"	"  -F filter    the filter, in place of the first operand (every\n"
+	"               operand is then an input file); repeated, a line is\n"
+	"               selected if any of the filters may hold it (-v: if\n"
+	"               none does), each line hashed once for each seed\n"
+	"  --which      write the name of the first filter that may hold the\n"
+	"               line, and a tab, before it\n"
 	"  -q           write nothing; the exit status tells\n"
 	"  -f list      the key is these fields (1,3 or 2- as in cut), not the\n"
 	"               whole line; missing fields are empty\n"

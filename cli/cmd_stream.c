@@ -29,6 +29,7 @@
 #include "cli/progress.h"
 #include "lib/quote.h"
 #include "filter/stats.h"
+#include "stream/union.h"
 
 static const char *
 input_name(const char *file)
@@ -113,7 +114,8 @@ stream_files(struct engine *job, int nfiles, char **files)
 			trouble = 1;
 		}
 		if (e == STREAM_FILTER_ERROR) {
-			msg_warn("%s: %s", job->filter->path,
+			msg_warn("%s: %s", bloom_path(job->failed != NULL ?
+			    job->failed : job->filter),
 			    bloom_strerror(job->status));
 			if (fd != STDIN_FILENO)
 				close(fd);
@@ -470,20 +472,83 @@ cmd_add(int argc, char **argv)
 	return finish(rc == 0 ? 0 : EXIT_TROUBLE);
 }
 
+/* Closes and frees the n filters open_filters opened. */
+static void
+close_filters(struct bloom **filters, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		bloom_close(filters[i]);
+		free(filters[i]);
+	}
+	free(filters);
+}
+
+/*
+ * Opens the n filters names for check, each refused if it is also the
+ * standard output and written is 1.  Returns 0 with *out set, or -1
+ * after saying why, with none left open.
+ */
+static int
+open_filters(struct bloom ***out, char *const *names, unsigned n,
+    int written)
+{
+	struct bloom **filters;
+	unsigned i;
+	int s;
+
+	if ((filters = calloc(n, sizeof *filters)) == NULL) {
+		msg_warn("out of memory");
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		if ((filters[i] = malloc(sizeof *filters[i])) == NULL) {
+			msg_warn("out of memory");
+			goto fail;
+		}
+		s = bloom_open(filters[i], names[i], 0, tell_open_waits);
+		if (s != BLOOM_OK) {
+			filter_error(names[i], s, bloom_header(filters[i]));
+			free(filters[i]);
+			goto fail;
+		}
+		if (written && not_own_output(filters[i], names[i]) == -1) {
+			i++;
+			goto fail;
+		}
+	}
+	/* The message of a SIGBUS names the first. */
+	guard_mapping(names[0], 0);
+	*out = filters;
+	return 0;
+fail:
+	close_filters(filters, i);
+	return -1;
+}
+
 int
 cmd_check(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "memory", required_argument, NULL, OPT_MEMORY },
+		{ "which", no_argument, NULL, OPT_WHICH },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 }
 	};
-	static const char shortopts[] = ":Hcd:f:hqvz";
-	struct bloom filter;
+	static const char shortopts[] = ":F:Hcd:f:hqvz";
+	struct bloom **filters;
+	struct filter_union all;
 	struct engine job;
 	FILE *report = NULL;
-	int ch, rc, s, count_only = 0, shown = 0;
+	char **names;
+	unsigned nnames = 0;
+	int ch, rc, count_only = 0, shown = 0;
+
+	/* The filters of -F, or the first operand: at most one a word. */
+	if ((names = calloc((size_t)argc + 1, sizeof *names)) == NULL)
+		msg_fatal(EXIT_TROUBLE, "out of memory");
 
 	memset(&job, 0, sizeof job);
 	job.emit = 1;
@@ -516,6 +581,12 @@ cmd_check(int argc, char **argv)
 		case OPT_MEMORY:
 			job.memory = parse_memory(CMD_CHECK, optarg);
 			break;
+		case 'F':
+			names[nnames++] = optarg;
+			break;
+		case OPT_WHICH:
+			job.which = 1;
+			break;
 		case 'H':
 			file_names = 1;
 			break;
@@ -531,39 +602,51 @@ cmd_check(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc < 1)
-		usage_error(CMD_CHECK, "check: no filter named");
+	if (nnames == 0) {
+		if (argc < 1)
+			usage_error(CMD_CHECK, "check: no filter named");
+		names[nnames++] = argv[0];
+		argc--;
+		argv++;
+	}
 	if (job.fields == NULL && key_delim_given)
 		usage_error(CMD_CHECK, "check: -d needs -f");
+	if (job.which && (job.invert || count_only || job.quiet))
+		usage_error(CMD_CHECK, "check: --which names the filter that "
+		    "holds each line written: not with -v, -c or -q");
 	if (count_only || job.quiet)
 		job.emit = 0;
+	rc = open_filters(&filters, names, nnames, !job.quiet);
+	free(names);
+	if (rc == -1)
+		return finish(EXIT_TROUBLE);
+	job.filter = filters[0];
+	if (nnames > 1 && union_init(&all, filters, nnames, job.fields) == -1) {
+		msg_warn("out of memory");
+		close_filters(filters, nnames);
+		return finish(EXIT_TROUBLE);
+	}
+	if (nnames > 1)
+		job.all = &all;
 	if (engine_setup(&job) == -1) {
 		engine_free(&job);
+		if (job.all != NULL)
+			union_free(&all);
+		close_filters(filters, nnames);
 		return finish(EXIT_TROUBLE);
 	}
-	s = bloom_open(&filter, argv[0], 0, tell_open_waits);
-	if (s != BLOOM_OK) {
-		filter_error(argv[0], s, &filter.hdr);
-		engine_free(&job);
-		return finish(EXIT_TROUBLE);
-	}
-	if (!job.quiet && not_own_output(&filter, argv[0]) == -1) {
-		bloom_close(&filter);
-		engine_free(&job);
-		return finish(EXIT_TROUBLE);
-	}
-	guard_mapping(argv[0], 0);
-	job.filter = &filter;
 	if (count_only && !job.quiet)
 		file_counts = report = report_open();
-	start_progress(&job, shown, argc - 1, argv + 1);
-	rc = stream_files(&job, argc - 1, argv + 1);
+	start_progress(&job, shown, argc, argv);
+	rc = stream_files(&job, argc, argv);
 	elsewhere_note(&job);
 	if (shown)
 		show_status(&job, progress_now(), 1, 0);
-	bloom_close(&filter);
 	free((char *)job.label);
 	engine_free(&job);
+	if (job.all != NULL)
+		union_free(&all);
+	close_filters(filters, nnames);
 	if (rc == -1)
 		output_error(&job.out);
 	if (report != NULL && (report_close(report) == -1 || rc < 0))

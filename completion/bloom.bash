@@ -5,7 +5,7 @@
 
 _bloom()
 {
-	local cur prev cmd opts argopts fileopts word i n=0
+	local cur prev cmd opts argopts fileopts word i n=0 filters=1
 	local cmds='create add check stats rotate merge route help'
 
 	cur=${COMP_WORDS[COMP_CWORD]}
@@ -31,8 +31,10 @@ _bloom()
 		    --progress --sync --help'
 		argopts='-f -d -n -p --memory' ;;
 	check)
-		opts='-c -H -h -q -v -z -f -d --memory --progress --help'
-		argopts='-f -d --memory' ;;
+		opts='-c -H -h -q -v -z -f -d -F --which --memory --progress
+		    --help'
+		argopts='-f -d -F --memory'
+		fileopts='-F' ;;
 	stats)
 		opts='--json --help'
 		argopts='' ;;
@@ -64,15 +66,17 @@ _bloom()
 		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
 		return 0
 	fi
-	# Count the operands before this word: the first is the filter.
+	# Count the operands before this word: the first is the filter, but
+	# for check -F, whose operands are all input files.
 	for ((i = 2; i < COMP_CWORD; i++)); do
 		word=${COMP_WORDS[i]}
+		[ "$cmd" = check ] && [ "$word" = -F ] && filters=0
 		case " $argopts " in
 		*" $word "*) ((i++)); continue ;;
 		esac
 		[[ $word == -* ]] || ((n++))
 	done
-	if [ "$n" -eq 0 ] || [ "$cmd" = merge ]; then
+	if { [ "$n" -eq 0 ] && [ "$filters" -eq 1 ]; } || [ "$cmd" = merge ]; then
 		# A filter: files ending in .bf, and directories.
 		COMPREPLY=($(compgen -f -X '!*.bf' -- "$cur") \
 		    $(compgen -d -- "$cur"))

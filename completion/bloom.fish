@@ -45,6 +45,8 @@ complete -c bloom -n "__fish_seen_subcommand_from add" -l sync -d 'Write to stab
 complete -c bloom -n "__fish_seen_subcommand_from check" -s c -d 'Write the number of selected lines'
 complete -c bloom -n "__fish_seen_subcommand_from check" -s H -d 'Name the file before each count or line'
 complete -c bloom -n "__fish_seen_subcommand_from check" -s h -d 'Never name the file'
+complete -c bloom -n "__fish_seen_subcommand_from check" -s F -r -d 'Check against this filter (repeatable: their union)'
+complete -c bloom -n "__fish_seen_subcommand_from check" -l which -d 'Write the name of the filter that holds each line'
 complete -c bloom -n "__fish_seen_subcommand_from check" -s q -d 'Write nothing; the exit status tells'
 complete -c bloom -n "__fish_seen_subcommand_from check" -s v -d 'Select the lines certainly not in the filter'
 complete -c bloom -n "__fish_seen_subcommand_from add check route" -s z -d 'Lines end with NUL'

@@ -15,7 +15,9 @@ usage='usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
                  [--memory size] [--no-create] [--progress] [--sync] filter
                  [file ...]
        bloom check [-cHhqvz] [-f list [-d delim]] [--memory size]
-                   [--progress] filter [file ...]
+                   [--progress] [--which] filter [file ...]
+       bloom check -F filter [-F filter ...] [-cHhqvz] [-f list [-d delim]]
+                   [--memory size] [--progress] [--which] [file ...]
        bloom stats [--json] filter
        bloom rotate filter
        bloom merge filter source ...
@@ -41,10 +43,10 @@ first_line() {
 @test "bloom --help writes the usage and the help of every command" {
 	run -0 --separate-stderr bloom --help
 	[ "$stderr" = "" ]
-	[ "$(printf '%s\n' "${lines[@]:0:16}")" = "$usage" ]
+	[ "$(printf '%s\n' "${lines[@]:0:18}")" = "$usage" ]
 	# Then a blank line and the description, and each command's help.
 	[ "${output:${#usage}:2}" = $'\n\n' ]
-	[ "${lines[16]}" = "A Bloom filter in a file: add lines, then ask whether a line was seen." ]
+	[ "${lines[18]}" = "A Bloom filter in a file: add lines, then ask whether a line was seen." ]
 	[[ $output == *$'\ncreate: Create an empty filter file sized for the given capacity and false-\n'* ]]
 	[[ $output == *$'\nadd: Add lines to the filter.  A missing filter is created growable, for\n'* ]]
 	[[ $output == *$'\ncheck: Write the lines that may be in the filter.\n'* ]]
