@@ -549,7 +549,6 @@ cmd_check(int argc, char **argv)
 	/* The filters of -F, or the first operand: at most one a word. */
 	if ((names = calloc((size_t)argc + 1, sizeof *names)) == NULL)
 		msg_fatal(EXIT_TROUBLE, "out of memory");
-
 	memset(&job, 0, sizeof job);
 	job.emit = 1;
 	job.delim = '\n';
@@ -594,6 +593,7 @@ cmd_check(int argc, char **argv)
 			file_names = 0;
 			break;
 		case OPT_HELP:
+			free(names);
 			print_help(CMD_CHECK);
 			return finish(0);
 		default:
