@@ -6,6 +6,9 @@ PREFIX = /usr/local
 MANPREFIX = $(PREFIX)/share/man
 BASHCOMPDIR = $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR = $(PREFIX)/share/zsh/site-functions
+# fish reads vendor_completions.d under its own prefix and under each
+# XDG_DATA_DIRS entry only: make install says when it would not read this
+# one, and FISHCOMPDIR=/etc/fish/completions is where it always looks.
 FISHCOMPDIR = $(PREFIX)/share/fish/vendor_completions.d
 
 CC = cc
@@ -28,7 +31,8 @@ endif
 # checked by .ci/layers).
 CLI_OBJ = cli.o cli/cmd_create.o cli/cmd_stream.o cli/cmd_filter.o cli/msg.o \
 	cli/parse.o cli/progress.o cli/report.o
-STREAM_OBJ = stream/engine.o stream/batch.o stream/lines.o stream/fields.o
+STREAM_OBJ = stream/engine.o stream/batch.o stream/lines.o stream/fields.o \
+	stream/union.o
 FILTER_OBJ = filter/create.o filter/merge.o filter/stats.o filter/sweep.o
 CORE_OBJ = bloom.o
 STORE_OBJ = store/format.o store/segments.o store/bits.o store/holes.o \
@@ -143,6 +147,14 @@ install: bloom
 	cp -f completion/bloom.fish $(DESTDIR)$(FISHCOMPDIR)/bloom.fish
 	chmod 644 $(DESTDIR)$(BASHCOMPDIR)/bloom $(DESTDIR)$(ZSHCOMPDIR)/_bloom \
 		$(DESTDIR)$(FISHCOMPDIR)/bloom.fish
+	@if [ -z "$(DESTDIR)" ] && command -v fish >/dev/null 2>&1 && \
+	    ! fish -c 'contains -- $$argv[1] $$fish_complete_path' \
+	    '$(FISHCOMPDIR)'; then \
+		echo "note: fish does not read $(FISHCOMPDIR) here" \
+		    "(XDG_DATA_DIRS lacks $(PREFIX)/share): make install" \
+		    "FISHCOMPDIR=/etc/fish/completions puts bloom.fish where" \
+		    "it does"; \
+	fi
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/bloom $(DESTDIR)$(MANPREFIX)/man1/bloom.1

@@ -43,10 +43,13 @@ static const char *const synopsis[NCMD] = {
 	"             [--generations count [--window duration]] [--seed n]\n"
 	"             [--dry-run] filter\n"
 	"bloom create --like template [-f] [--slice i/n] filter"),
-	("bloom add [-D | -N] [-z] [-f list [-d delim]] [--memory size]\n"
-	"          [--no-create] [--progress] [--sync] filter [file ...]"),
-	("bloom check [-cqvz] [-f list [-d delim]] [--memory size]\n"
-	"            [--progress] filter [file ...]"),
+	("bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]\n"
+	"          [--memory size] [--no-create] [--progress] [--sync] filter\n"
+	"          [file ...]"),
+	("bloom check [-cHhqvz] [-f list [-d delim]] [--memory size]\n"
+	"            [--progress] [--which] filter [file ...]\n"
+	"bloom check -F filter [-F filter ...] [-cHhqvz] [-f list [-d delim]]\n"
+	"            [--memory size] [--progress] [--which] [file ...]"),
 	"bloom stats [--json] filter",
 	"bloom rotate filter",
 	"bloom merge filter source ...",
@@ -58,7 +61,8 @@ static const char *const option_help[NCMD] = {
 	("Create an empty filter file sized for the given capacity and false-\n"
 	"positive rate; any two of -n, -p and -s determine the third (-s\n"
 	"alone keeps the rate of 0.01 and derives the capacity).\n"
-	"  -n capacity  items the filter is sized for (default 1000000)\n"
+	"  -n capacity  items the filter is sized for (default 1000000), with\n"
+	"               suffix K, M or G (powers of 1000: 5M is 5000000)\n"
 	"  -p fpr       false-positive rate at capacity (default 0.01)\n"
 	"  -s size      bytes of bit array, with suffix K, M, G or T (powers of\n"
 	"               1024); rounded down to whole 64-byte blocks\n"
@@ -83,14 +87,19 @@ static const char *const option_help[NCMD] = {
 	"  --dry-run    print what would be made; make nothing\n"
 	"  -f           replace an existing file\n"),
 	("Add lines to the filter.  A missing filter is created growable, for\n"
-	"1000000 lines at first and a rate of 0.01, unless --no-create is\n"
-	"given or BLOOM_NO_CREATE is set to 1.\n"
+	"1000000 lines at first (-n) and a rate of 0.01 (-p), unless\n"
+	"--no-create is given or BLOOM_NO_CREATE is set to 1, yes, true or on.\n"
 	"  -N, --new    write the lines that were not yet in the filter\n"
-	"  -D, --dups   write the lines that were already in it, every repeat\n"
+	"  -D, --dups   write the lines that were already in it: every repeat,\n"
+	"               not the first occurrence (as awk 'seen[$0]++')\n"
 	"  -f list      the key is these fields (1,3 or 2- as in cut), not the\n"
 	"               whole line; missing fields are empty\n"
 	"  -d delim     the field separator, one byte (default TAB)\n"
 	"  -z           lines end with NUL, not newline\n"
+	"  -n capacity  a missing filter's first segment is for this many\n"
+	"               lines (K, M, G: powers of 1000); an existing filter\n"
+	"               must have this capacity\n"
+	"  -p fpr       a missing filter's rate; an existing one must have it\n"
 	"  --memory S   bytes bloom may use (K, M, G, T); default: the cgroup\n"
 	"               limit or available memory\n"
 	"  --no-create  fail if the filter does not exist\n"
@@ -99,7 +108,15 @@ static const char *const option_help[NCMD] = {
 	"SIGUSR1 prints one status line.\n"),
 	("Write the lines that may be in the filter.\n"
 	"  -v           write the lines that are certainly not in the filter\n"
-	"  -c           write only the number of such lines\n"
+	"  -c           write only the number of such lines: of each file,\n"
+	"               after its name and a colon if there are several\n"
+	"  -H           name the file before each count or line, always\n"
+	"  -h           never name the file\n"	"  -F filter    the filter, in place of the first operand (every\n"
+	"               operand is then an input file); repeated, a line is\n"
+	"               selected if any of the filters may hold it (-v: if\n"
+	"               none does), each line hashed once for each seed\n"
+	"  --which      write the name of the first filter that may hold the\n"
+	"               line, and a tab, before it\n"
 	"  -q           write nothing; the exit status tells\n"
 	"  -f list      the key is these fields (1,3 or 2- as in cut), not the\n"
 	"               whole line; missing fields are empty\n"
@@ -273,11 +290,24 @@ finish(int status)
 	return status;
 }
 
+int
+is_directory(const char *path)
+{
+	struct stat sb;
+	int saved = errno, dir;
+
+	dir = stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+	errno = saved;
+	return dir;
+}
+
 /* Reports a failure of the filter at path with status s. */
 void
 filter_error(const char *path, int s, const struct bloom_header *h)
 {
-	if (s == BLOOM_ESIZE)
+	if (s != BLOOM_OK && is_directory(path))
+		msg_warn("%s: is a directory, not a filter", path);
+	else if (s == BLOOM_ESIZE)
 		msg_warn("%s: size mismatch (file is not the %" PRIu64
 		    " bytes its header says)", path, h->file_size);
 	else if (s == BLOOM_EVERSION)

@@ -31,7 +31,8 @@
  * that bad_option can tell them from an unknown letter. */
 enum { OPT_SEED = 256, OPT_SYNC, OPT_JSON, OPT_GROW, OPT_GROWTH,
     OPT_GENERATIONS, OPT_WINDOW, OPT_LIKE, OPT_SLICE, OPT_SLICES,
-    OPT_DRY_RUN, OPT_PROGRESS, OPT_NO_CREATE, OPT_MEMORY };
+    OPT_DRY_RUN, OPT_PROGRESS, OPT_NO_CREATE, OPT_MEMORY, OPT_HELP,
+    OPT_WHICH };
 
 enum command { CMD_CREATE, CMD_ADD, CMD_CHECK, CMD_STATS, CMD_ROTATE,
     CMD_MERGE, CMD_ROUTE, CMD_HELP, NCMD };
@@ -58,6 +59,10 @@ int finish(int status);
 
 /* Reports a failed output; a closed pipe ends us quietly. */
 void output_error(const struct output *out);
+
+/* Returns 1 if path is a directory (or a link to one), else 0: to say so
+ * when a filter was asked for.  Leaves errno as it was. */
+int is_directory(const char *path);
 
 /* Reports a failure of the filter at path with status s. */
 void filter_error(const char *path, int s, const struct bloom_header *h);

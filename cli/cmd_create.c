@@ -65,7 +65,9 @@ solve_fixed(const char *path, struct params *p, enum solve_for what)
 static void
 tell_create_error(const char *path, int s)
 {
-	if (s == BLOOM_ERRNO && errno == EEXIST)
+	if (is_directory(path))
+		msg_warn("%s: is a directory, not a filter", path);
+	else if (s == BLOOM_ERRNO && errno == EEXIST)
 		msg_warn("%s: file exists (use -f to replace it)", path);
 	else if (s == BLOOM_ENOTREG || s == BLOOM_ESHORT || s == BLOOM_EMAGIC ||
 	    s == BLOOM_EDANGLING)
@@ -232,10 +234,12 @@ cmd_create(int argc, char **argv)
 			p->hashes = (unsigned)v;
 			break;
 		case 'n':
-			if (parse_u64(optarg, 0, &p->capacity) == -1 ||
+			if (parse_count(optarg, &p->capacity) == -1 ||
 			    p->capacity == 0)
 				usage_error(CMD_CREATE, "create: -n takes a "
-				    "positive whole number, not '%s'", optarg);
+				    "positive whole number, with K, M or G for "
+				    "thousands, millions or billions, not '%s'",
+				    optarg);
 			have_n = 1;
 			break;
 		case 'p':

@@ -29,11 +29,36 @@
 #include "cli/parse.h"
 #include "cli/progress.h"
 #include "lib/quote.h"
+#include "stream/union.h"
 
 static const char *
 input_name(const char *file)
 {
 	return strcmp(file, "-") == 0 ? "(standard input)" : file;
+}
+
+/* What check says of each input file, as grep does: its count (-c), and
+ * its name before its count and, with -H, before its lines. */
+static FILE *file_counts;	/* -c: each file's count goes here */
+static int file_names;		/* 1 for -H, 0 for -h (or add, route), -1
+				 * for check's default: counts named if
+				 * there are several files, lines not */
+
+/* Sets job's label to the name of file if check names files.  Returns 0,
+ * or -1 if out of memory. */
+static int
+label_file(struct engine *job, const char *file)
+{
+	char *label;
+
+	free((char *)job->label);
+	job->label = NULL;
+	if (file_names != 1 || file_counts != NULL)
+		return 0;
+	if (asprintf(&label, "%s:", input_name(file)) == -1)
+		return -1;
+	job->label = label;
+	return 0;
 }
 
 /*
@@ -47,6 +72,8 @@ stream_files(struct engine *job, int nfiles, char **files)
 	static char *stdin_only[] = { "-" };
 	int i, fd, trouble = 0;
 	enum stream_end e;
+	uint64_t before;
+	int name_counts = file_names == 1 || (file_names == -1 && nfiles > 1);
 
 	if (nfiles == 0) {
 		nfiles = 1;
@@ -60,7 +87,22 @@ stream_files(struct engine *job, int nfiles, char **files)
 			trouble = 1;
 			continue;
 		}
+		if (label_file(job, files[i]) == -1) {
+			msg_warn("out of memory");
+			if (fd != STDIN_FILENO)
+				close(fd);
+			return -2;
+		}
+		before = job->selected;
 		e = engine_stream(job, fd);
+		if (file_counts != NULL && e != STREAM_FILTER_ERROR &&
+		    e != STREAM_WRITE_ERROR) {
+			if (name_counts)
+				fprintf(file_counts, "%s:",
+				    input_name(files[i]));
+			fprintf(file_counts, "%" PRIu64 "\n",
+			    job->selected - before);
+		}
 		if (e == STREAM_READ_ERROR) {
 			msg_warn("%s: read error: %s", input_name(files[i]),
 			    strerror(errno));
@@ -72,7 +114,8 @@ stream_files(struct engine *job, int nfiles, char **files)
 			trouble = 1;
 		}
 		if (e == STREAM_FILTER_ERROR) {
-			msg_warn("%s: %s", bloom_path(job->filter),
+			msg_warn("%s: %s", bloom_path(job->failed != NULL ?
+			    job->failed : job->filter),
 			    bloom_strerror(job->status));
 			if (fd != STDIN_FILENO)
 				close(fd);
@@ -172,10 +215,44 @@ start_progress(struct engine *e, int shown, int nfiles, char **files)
 	e->tick = tick;
 }
 
-/* Opens the filter for add, creating it growable with the defaults if
- * missing and may_create is 1; 0 is --no-create, -1 BLOOM_NO_CREATE. */
+/* The sizing add -n and -p ask for: 0 if not given. */
+struct add_sizing {
+	uint64_t capacity;	/* -n: of the first segment */
+	double target_fpr;	/* -p: of the whole filter */
+};
+
+/*
+ * Refuses a filter that add -n or -p would have made another way: they
+ * size the filter add creates, and cannot change one.  Returns 0, or -1
+ * after saying so.
+ */
 static int
-open_for_add(struct bloom **bp, const char *path, int may_create)
+same_sizing(const struct bloom *b, const char *path,
+    const struct add_sizing *want)
+{
+	const struct bloom_header *h = bloom_header(b);
+
+	if (want->capacity != 0 && want->capacity != h->capacity) {
+		msg_warn("%s: -n %" PRIu64 " would change the filter's capacity "
+		    "of %" PRIu64 ": add -n sizes only a filter it creates",
+		    path, want->capacity, h->capacity);
+		return -1;
+	}
+	if (want->target_fpr != 0 && want->target_fpr != h->target_fpr) {
+		msg_warn("%s: -p %.15g would change the filter's false-positive "
+		    "rate of %.15g: add -p sizes only a filter it creates", path,
+		    want->target_fpr, h->target_fpr);
+		return -1;
+	}
+	return 0;
+}
+
+/* Opens the filter for add, creating it growable, sized as want says or
+ * with the defaults, if missing and may_create is 1; 0 is --no-create,
+ * -1 BLOOM_NO_CREATE. */
+static int
+open_for_add(struct bloom **bp, const char *path, int may_create,
+    const struct add_sizing *want)
 {
 	struct bloom_spec spec;
 	struct bloom_header h;
@@ -191,8 +268,10 @@ open_for_add(struct bloom **bp, const char *path, int may_create)
 		memset(&spec, 0, sizeof spec);
 		spec.mode = MODE_GROW;
 		spec.growth = DEFAULT_GROWTH;
-		spec.first.capacity = DEFAULT_CAPACITY;
-		spec.first.target_fpr = DEFAULT_FPR;
+		spec.first.capacity = want->capacity != 0 ? want->capacity :
+		    DEFAULT_CAPACITY;
+		spec.first.target_fpr = want->target_fpr != 0 ?
+		    want->target_fpr : DEFAULT_FPR;
 		spec.seed = random_seed();
 		spec.created_ms = now_ms();
 		s = bloom_create(path, &spec, 0);
@@ -203,7 +282,13 @@ open_for_add(struct bloom **bp, const char *path, int may_create)
 			    path,
 			    spec.first.capacity, spec.first.target_fpr,
 			    h.file_size);
-		else if (!(s == BLOOM_ERRNO && errno == EEXIST)) {
+		else if (s == BLOOM_ETOOBIG) {
+			msg_warn("%s: a filter for %" PRIu64 " items at fpr %g "
+			    "would exceed %" PRIu64 " TiB", path,
+			    spec.first.capacity, spec.first.target_fpr,
+			    NBLOCKS_MAX * BLOCK_BYTES >> 40);
+			return -1;
+		} else if (!(s == BLOOM_ERRNO && errno == EEXIST)) {
 			msg_warn("%s: cannot create: %s", path,
 			    bloom_strerror(s));
 			return -1;
@@ -212,6 +297,11 @@ open_for_add(struct bloom **bp, const char *path, int may_create)
 	}
 	if (s != BLOOM_OK) {
 		filter_error(path, s, &h);
+		return -1;
+	}
+	if (same_sizing(*bp, path, want) == -1) {
+		bloom_close(*bp);
+		*bp = NULL;
 		return -1;
 	}
 	bloom_on_lock_wait(*bp, tell_lock_waits);
@@ -278,8 +368,10 @@ cmd_add(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	static const char shortopts[] = ":DNd:f:hz";
+	static const char shortopts[] = ":DNd:f:hn:p:z";
 	const char *env = getenv("BLOOM_NO_CREATE");
+	struct add_sizing want = { 0, 0 };
+	const char *why;
 	struct bloom *filter;
 	struct engine job;
 	int ch, rc, sync = 0, dups = 0, shown = 0, may_create = 1;
@@ -304,6 +396,18 @@ cmd_add(int argc, char **argv)
 			break;
 		case 'z':
 			job.delim = '\0';
+			break;
+		case 'n':
+			if (parse_count(optarg, &want.capacity) == -1 ||
+			    want.capacity == 0)
+				usage_error(CMD_ADD, "add: -n takes a positive "
+				    "whole number, with K, M or G for thousands, "
+				    "millions or billions, not '%s'", optarg);
+			break;
+		case 'p':
+			if (parse_fpr(optarg, &want.target_fpr, &why) == -1)
+				usage_error(CMD_ADD, "add: -p takes a rate "
+				    "between 0 and 1, not '%s'%s", optarg, why);
 			break;
 		case OPT_SYNC:
 			sync = 1;
@@ -334,10 +438,14 @@ cmd_add(int argc, char **argv)
 		usage_error(CMD_ADD, "add: -d needs -f");
 	job.emit |= dups;
 	job.invert = dups;
-	if (may_create == 1 && env != NULL && strcmp(env, "1") == 0)
+	if (env != NULL && parse_switch(env) == -1)
+		msg_fatal(EXIT_TROUBLE, "BLOOM_NO_CREATE is '%s': set it to 1, "
+		    "yes, true or on to turn auto-create off, or to 0, no, "
+		    "false, off or nothing to leave it on", env);
+	if (may_create == 1 && env != NULL && parse_switch(env) == 1)
 		may_create = -1;
 	if (engine_setup(&job) == -1 ||
-	    open_for_add(&filter, argv[0], may_create) == -1) {
+	    open_for_add(&filter, argv[0], may_create, &want) == -1) {
 		engine_free(&job);
 		return finish(EXIT_TROUBLE);
 	}
@@ -365,24 +473,81 @@ cmd_add(int argc, char **argv)
 	return finish(rc == 0 ? 0 : EXIT_TROUBLE);
 }
 
+/* Closes and frees the n filters open_filters opened. */
+static void
+close_filters(struct bloom **filters, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		bloom_close(filters[i]);
+	free(filters);
+}
+
+/*
+ * Opens the n filters names for check, each refused if it is also the
+ * standard output and written is 1.  Returns 0 with *out set, or -1
+ * after saying why, with none left open.
+ */
+static int
+open_filters(struct bloom ***out, char *const *names, unsigned n,
+    int written)
+{
+	struct bloom_header seen;
+	struct bloom **filters;
+	unsigned i;
+	int s;
+
+	if ((filters = calloc(n, sizeof *filters)) == NULL) {
+		msg_warn("out of memory");
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		s = bloom_open(&filters[i], names[i], 0, tell_open_waits, &seen);
+		if (s != BLOOM_OK) {
+			filter_error(names[i], s, &seen);
+			goto fail;
+		}
+		if (written && not_own_output(filters[i], names[i]) == -1) {
+			i++;
+			goto fail;
+		}
+	}
+	/* The message of a SIGBUS names the first. */
+	guard_mapping(names[0], 0);
+	*out = filters;
+	return 0;
+fail:
+	close_filters(filters, i);
+	return -1;
+}
+
 int
 cmd_check(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "memory", required_argument, NULL, OPT_MEMORY },
-		{ "help", no_argument, NULL, 'h' },
+		{ "which", no_argument, NULL, OPT_WHICH },
+		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 }
 	};
-	static const char shortopts[] = ":cd:f:hqvz";
-	struct bloom_header seen;
-	struct bloom *filter;
+	static const char shortopts[] = ":F:Hcd:f:hqvz";
+	struct bloom **filters;
+	struct filter_union all;
 	struct engine job;
-	int ch, rc, s, count_only = 0, shown = 0;
+	FILE *report = NULL;
+	char **names;
+	unsigned nnames = 0;
+	int ch, rc, count_only = 0, shown = 0;
 
+	/* The filters of -F, or the first operand: at most one a word. */
+	if ((names = calloc((size_t)argc + 1, sizeof *names)) == NULL)
+		msg_fatal(EXIT_TROUBLE, "out of memory");
 	memset(&job, 0, sizeof job);
 	job.emit = 1;
 	job.delim = '\n';
+	file_names = -1;
 	while ((ch = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
@@ -410,7 +575,20 @@ cmd_check(int argc, char **argv)
 		case OPT_MEMORY:
 			job.memory = parse_memory(CMD_CHECK, optarg);
 			break;
+		case 'F':
+			names[nnames++] = optarg;
+			break;
+		case OPT_WHICH:
+			job.which = 1;
+			break;
+		case 'H':
+			file_names = 1;
+			break;
 		case 'h':
+			file_names = 0;
+			break;
+		case OPT_HELP:
+			free(names);
 			print_help(CMD_CHECK);
 			return finish(0);
 		default:
@@ -419,47 +597,57 @@ cmd_check(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc < 1)
-		usage_error(CMD_CHECK, "check: no filter named");
+	if (nnames == 0) {
+		if (argc < 1)
+			usage_error(CMD_CHECK, "check: no filter named");
+		names[nnames++] = argv[0];
+		argc--;
+		argv++;
+	}
 	if (job.fields == NULL && key_delim_given)
 		usage_error(CMD_CHECK, "check: -d needs -f");
+	if (job.which && (job.invert || count_only || job.quiet))
+		usage_error(CMD_CHECK, "check: --which names the filter that "
+		    "holds each line written: not with -v, -c or -q");
 	if (count_only || job.quiet)
 		job.emit = 0;
+	rc = open_filters(&filters, names, nnames, !job.quiet);
+	free(names);
+	if (rc == -1)
+		return finish(EXIT_TROUBLE);
+	job.filter = filters[0];
+	if (nnames > 1 && union_init(&all, filters, nnames, job.fields) == -1) {
+		msg_warn("out of memory");
+		close_filters(filters, nnames);
+		return finish(EXIT_TROUBLE);
+	}
+	if (nnames > 1)
+		job.all = &all;
 	if (engine_setup(&job) == -1) {
 		engine_free(&job);
+		if (job.all != NULL)
+			union_free(&all);
+		close_filters(filters, nnames);
 		return finish(EXIT_TROUBLE);
 	}
-	s = bloom_open(&filter, argv[0], 0, tell_open_waits, &seen);
-	if (s != BLOOM_OK) {
-		filter_error(argv[0], s, &seen);
-		engine_free(&job);
-		return finish(EXIT_TROUBLE);
-	}
-	if (!job.quiet && not_own_output(filter, argv[0]) == -1) {
-		bloom_close(filter);
-		engine_free(&job);
-		return finish(EXIT_TROUBLE);
-	}
-	guard_mapping(argv[0], 0);
-	job.filter = filter;
-	start_progress(&job, shown, argc - 1, argv + 1);
-	rc = stream_files(&job, argc - 1, argv + 1);
+	if (count_only && !job.quiet)
+		file_counts = report = report_open();
+	start_progress(&job, shown, argc, argv);
+	rc = stream_files(&job, argc, argv);
 	elsewhere_note(&job);
 	if (shown)
 		show_status(&job, progress_now(), 1, 0);
-	bloom_close(filter);
+	free((char *)job.label);
 	engine_free(&job);
+	if (job.all != NULL)
+		union_free(&all);
+	close_filters(filters, nnames);
 	if (rc == -1)
 		output_error(&job.out);
+	if (report != NULL && (report_close(report) == -1 || rc < 0))
+		return finish(EXIT_TROUBLE);
 	if (rc < 0)
 		return finish(EXIT_TROUBLE);
-	if (count_only && !job.quiet) {
-		FILE *report = report_open();
-
-		fprintf(report, "%" PRIu64 "\n", job.selected);
-		if (report_close(report) == -1)
-			return finish(EXIT_TROUBLE);
-	}
 	/* As grep -q: a selected line wins over trouble with other input. */
 	if (job.quiet && job.selected > 0)
 		return finish(EXIT_SELECTED);

@@ -7,6 +7,7 @@
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli/parse.h"
 #include "store/format.h"
@@ -32,6 +33,35 @@ parse_u64(const char *s, int hex, uint64_t *out)
 	if (errno != 0 || *end != '\0')
 		return -1;
 	*out = (uint64_t)v;
+	return 0;
+}
+
+/* Parses a count with an optional K, M or G (1000-based) suffix. */
+int
+parse_count(const char *s, uint64_t *out)
+{
+	static const char units[] = "KMG";
+	const char *unit;
+	char *end;
+	unsigned long long v;
+	uint64_t per = 1;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0)
+		return -1;
+	if (*end != '\0') {
+		unit = strchr(units, *end >= 'a' ? *end - 'a' + 'A' : *end);
+		if (unit == NULL || end[1] != '\0')
+			return -1;
+		for (; unit >= units; unit--)
+			per *= 1000;
+	}
+	if (v > UINT64_MAX / per)
+		return -1;
+	*out = (uint64_t)v * per;
 	return 0;
 }
 
@@ -62,6 +92,23 @@ parse_size(const char *s, uint64_t *out)
 		return -1;
 	*out = (uint64_t)v << shift;
 	return 0;
+}
+
+/* Parses a yes-or-no word: 1, 0, or -1 if it is neither. */
+int
+parse_switch(const char *s)
+{
+	static const char *const on[] = { "1", "yes", "true", "on" };
+	static const char *const off[] = { "", "0", "no", "false", "off" };
+	size_t i;
+
+	for (i = 0; i < sizeof on / sizeof on[0]; i++)
+		if (strcasecmp(s, on[i]) == 0)
+			return 1;
+	for (i = 0; i < sizeof off / sizeof off[0]; i++)
+		if (strcasecmp(s, off[i]) == 0)
+			return 0;
+	return -1;
 }
 
 /* Parses a false-positive rate; returns 0, or -1 with *why set to a reason

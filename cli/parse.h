@@ -12,9 +12,20 @@
  * does not fit. */
 int parse_u64(const char *s, int hex, uint64_t *out);
 
+/* Parses a count of items with an optional K, M or G suffix, in either
+ * case, for thousands, millions or billions (powers of 1000, as items
+ * are counted; sizes take powers of 1024).  Returns 0, or -1 if s is not
+ * one or does not fit in 64 bits. */
+int parse_count(const char *s, uint64_t *out);
+
 /* Parses a byte count with an optional K, M, G or T (1024-based) suffix.
  * Returns 0, or -1 if s is not one or does not fit in 64 bits. */
 int parse_size(const char *s, uint64_t *out);
+
+/* Parses a yes-or-no word, in any case: 1, yes, true or on is 1; 0, no,
+ * false, off or the empty string is 0.  Returns 1, 0, or -1 if s is none
+ * of them. */
+int parse_switch(const char *s);
 
 /* Parses a false-positive rate, from DBL_MIN to FPR_MAX.  Returns 0, or -1
  * with *why set to a reason beyond not being a number between 0 and 1

@@ -1,45 +1,64 @@
 # bash completion for bloom(1): commands, options, and filter files.
 # Installed as $(PREFIX)/share/bash-completion/completions/bloom.
+# The commands and options are those `bloom help` lists; tests/completion.bats
+# checks that they stay so.
 
 _bloom()
 {
-	local cur prev cmd opts argopts word i n=0
+	local cur prev cmd opts argopts fileopts word i n=0 filters=1
+	local cmds='create add check stats rotate merge route help'
 
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
 	COMPREPLY=()
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W 'create add check stats rotate help
-		    --help --version' -- "$cur"))
+		COMPREPLY=($(compgen -W "$cmds --help --version" -- "$cur"))
 		return 0
 	fi
 	cmd=${COMP_WORDS[1]}
+	# opts: every option; argopts: those that take a value; fileopts:
+	# those whose value is a file.
+	fileopts=''
 	case $cmd in
 	create)
 		opts='-f -k -n -p -s --grow --growth --generations --window
-		    --seed --dry-run --help'
-		argopts='-k -n -p -s --growth --generations --window --seed' ;;
+		    --slices --seed --like --slice --dry-run --help'
+		argopts='-k -n -p -s --growth --generations --window --slices
+		    --seed --like --slice'
+		fileopts='--like' ;;
 	add)
-		opts='-D --dups -N --new -z -f -d --no-create --progress --sync
-		    --help'
-		argopts='-f -d' ;;
+		opts='-D --dups -N --new -z -f -d -n -p --memory --no-create
+		    --progress --sync --help'
+		argopts='-f -d -n -p --memory' ;;
 	check)
-		opts='-c -q -v -z -f -d --progress --help'
-		argopts='-f -d' ;;
+		opts='-c -H -h -q -v -z -f -d -F --which --memory --progress
+		    --help'
+		argopts='-f -d -F --memory'
+		fileopts='-F' ;;
 	stats)
 		opts='--json --help'
 		argopts='' ;;
-	rotate)
+	rotate|merge)
 		opts='--help'
 		argopts='' ;;
+	route)
+		opts='-o -z --slices --help'
+		argopts='-o --slices'
+		fileopts='-o' ;;
 	help)
-		[ "$COMP_CWORD" -eq 2 ] && COMPREPLY=($(compgen -W 'create add
-		    check stats rotate help' -- "$cur"))
+		[ "$COMP_CWORD" -eq 2 ] &&
+			COMPREPLY=($(compgen -W "$cmds" -- "$cur"))
 		return 0 ;;
 	*)
 		return 0 ;;
 	esac
-	# The value of an option: nothing to offer.
+	# The value of an option: a file for some, nothing to offer for the
+	# others.
+	case " $fileopts " in
+	*" $prev "*)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return 0 ;;
+	esac
 	for word in $argopts; do
 		[ "$prev" = "$word" ] && return 0
 	done
@@ -47,19 +66,21 @@ _bloom()
 		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
 		return 0
 	fi
-	# Count the operands before this word: the first is the filter.
+	# Count the operands before this word: the first is the filter, but
+	# for check -F, whose operands are all input files.
 	for ((i = 2; i < COMP_CWORD; i++)); do
 		word=${COMP_WORDS[i]}
+		[ "$cmd" = check ] && [ "$word" = -F ] && filters=0
 		case " $argopts " in
 		*" $word "*) ((i++)); continue ;;
 		esac
 		[[ $word == -* ]] || ((n++))
 	done
-	if [ "$n" -eq 0 ]; then
-		# The filter: files ending in .bf, and directories.
+	if { [ "$n" -eq 0 ] && [ "$filters" -eq 1 ]; } || [ "$cmd" = merge ]; then
+		# A filter: files ending in .bf, and directories.
 		COMPREPLY=($(compgen -f -X '!*.bf' -- "$cur") \
 		    $(compgen -d -- "$cur"))
-	elif [ "$cmd" = add ] || [ "$cmd" = check ]; then
+	elif [ "$cmd" = add ] || [ "$cmd" = check ] || [ "$cmd" = route ]; then
 		COMPREPLY=($(compgen -f -- "$cur"))
 	fi
 	return 0

@@ -26,7 +26,9 @@ engine_init(struct engine *e)
 		return -1;
 	if (output_init(&e->out, STDOUT_FILENO) == -1)
 		goto fail;
-	if (lines_init(&e->reader, e->delim, e->emit || e->route != 0) == -1) {
+	/* The other filters of a union hash the lines' bytes themselves. */
+	if (lines_init(&e->reader, e->delim, e->emit || e->route != 0 ||
+	    e->all != NULL) == -1) {
 		saved = errno;
 		output_free(&e->out);
 		errno = saved;
@@ -177,6 +179,34 @@ replan(struct engine *e)
 	lines_pretest(&e->reader, p);
 }
 
+/* Writes a selected line, after the label if there is one and the name
+ * of the filter that holds it (check --which) if not NULL.  Returns 0, or
+ * -1 if the output failed. */
+static int
+put_line(struct engine *e, const unsigned char *line, size_t len,
+    const char *which)
+{
+	if (e->label != NULL && output_bytes(&e->out, e->label,
+	    strlen(e->label)) == -1)
+		return -1;
+	if (which != NULL && (output_bytes(&e->out, which,
+	    strlen(which)) == -1 || output_bytes(&e->out, "\t", 1) == -1))
+		return -1;
+	return output_line(&e->out, line, len, e->delim);
+}
+
+/* Returns the name of the filter that holds line i of the group just
+ * tested, if check --which asks for it, else NULL. */
+static const char *
+which_name(const struct engine *e, size_t i)
+{
+	if (!e->which)
+		return NULL;
+	if (e->all == NULL)
+		return bloom_path(e->filter);
+	return bloom_path(e->all->filter[e->all->which[i]]);
+}
+
 /* Writes the lines of g that hit selects, of the first n. */
 static enum stream_end
 write_selected(struct engine *e, const struct line_group *g,
@@ -194,8 +224,9 @@ write_selected(struct engine *e, const struct line_group *g,
 			nsel += hit[i + j] == want;
 		}
 		for (j = 0; j < nsel; j++)
-			if (output_line(&e->out, g->line[i + sel[j]].data,
-			    g->line[i + sel[j]].len, e->delim) == -1)
+			if (put_line(e, g->line[i + sel[j]].data,
+			    g->line[i + sel[j]].len,
+			    which_name(e, i + sel[j])) == -1)
 				return STREAM_WRITE_ERROR;
 	}
 	return STREAM_DONE;
@@ -215,10 +246,16 @@ run_group(struct engine *e, const struct line_group *g)
 	if (e->adding)
 		e->status = bloom_add(e->filter, g->pretest, pre, g->hash,
 		    g->nlines, e->hit, &done);
-	else if ((e->status = bloom_test(e->filter, g->pretest, pre,
+	else if (e->all != NULL) {
+		if ((e->status = union_test(e->all, g, e->hit)) == BLOOM_OK)
+			done = g->nlines;
+		else
+			e->failed = e->all->filter[e->all->failed];
+	} else if ((e->status = bloom_test(e->filter, g->pretest, pre,
 	    g->hash, g->nlines, e->hit)) == BLOOM_OK)
 		done = g->nlines;
-	replan(e);
+	if (e->all == NULL)
+		replan(e);
 	/* The lines before a failure were added: they are written. */
 	book(e, e->hit, done, g->bytes);
 	if (e->emit && write_selected(e, g, e->hit, done) != STREAM_DONE)
@@ -238,7 +275,8 @@ choose_mode(struct engine *e)
 	if (e->planned)
 		return 0;
 	e->planned = 1;
-	if (e->route != 0)
+	/* A union goes line by line: a sweep sorts for one filter. */
+	if (e->route != 0 || e->all != NULL)
 		return 0;
 	memory_plan(bloom_header(e->filter)->file_size, e->memory, e->adding,
 	    &plan);
@@ -284,7 +322,7 @@ run_batch(struct engine *e)
 			return errno == ESTALE ? STREAM_CHANGED :
 			    STREAM_READ_ERROR;
 		}
-		if (output_line(&e->out, line, len, e->delim) == -1)
+		if (put_line(e, line, len, which_name(e, 0)) == -1)
 			return STREAM_WRITE_ERROR;
 	}
 	batch_clear(t);
@@ -336,7 +374,7 @@ engine_stream(struct engine *e, int fd)
 	if (e->batch != NULL)
 		batch_source(e->batch, e->fields == NULL ? fd : -1);
 	lines_start(&e->reader, fd, e->filter, NULL);
-	if (e->batch == NULL && e->route == 0)
+	if (e->batch == NULL && e->route == 0 && e->all == NULL)
 		replan(e);
 	for (;;) {
 		/* Before waiting for input, let the lines selected so far

@@ -9,6 +9,7 @@
 #include "lib/output.h"
 #include "stream/batch.h"
 #include "stream/lines.h"
+#include "stream/union.h"
 
 /* One add or check run over its inputs. */
 struct engine {
@@ -46,6 +47,16 @@ struct engine {
 				 * cheap, it sees lines and bytes */
 	uint64_t memory;	/* bytes it may use (--memory), or 0 to
 				 * find out */
+	const char *label;	/* written before each selected line (check
+				 * -H: "file:"), or NULL */
+	struct filter_union *all;	/* check: the filters whose union
+				 * answers, the first being filter, or NULL
+				 * for filter alone; then line by line */
+	int which;		/* write the name of the first filter of
+				 * all that holds a line, and a tab, before
+				 * it */
+	const struct bloom *failed;	/* after STREAM_FILTER_ERROR: the
+				 * filter that failed */
 	int planned;		/* line by line or sorted was chosen */
 	struct batch *batch;	/* sorted batches, or NULL: line by line */
 };

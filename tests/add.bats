@@ -175,6 +175,55 @@ assert d["over_capacity"] is False
 	row 1 0 '' check -v -c f.bf out
 }
 
+@test "add -n and -p size the growable filter add creates" {
+	printf 'a\nb\n' >in
+	run -0 --separate-stderr bloom add -n 5M -p 0.001 new.bf in
+	bytes=$(wc -c <new.bf)
+	[ "$stderr" = "bloom: new.bf: created growable, for 5000000 items at first, at fpr 0.001 ($bytes bytes); --no-create or BLOOM_NO_CREATE=1 turns this off" ]
+	# The same filter as create --grow makes, but for its seed.
+	bloom create --grow -n 5000000 -p 0.001 --seed "$(stats_field seed new.bf)" want.bf
+	bloom add want.bf in
+	same_filter want.bf new.bf
+	# -n alone, and -p alone, keep the other default.
+	run -0 --separate-stderr bloom add -n 2000 n.bf in
+	[ "$(stats_field capacity n.bf)" = 2000 ]
+	[ "$(stats_field target_fpr n.bf)" = 0.01 ]
+	run -0 --separate-stderr bloom add -p 1e-6 p.bf in
+	[ "$(stats_field capacity p.bf)" = 1000000 ]
+	[ "$(stats_field target_fpr p.bf)" = 1e-06 ]
+}
+
+@test "add -n and -p that match an existing filter add to it; others are refused before adding" {
+	bloom create -n 1000 -p 0.001 fixed.bf
+	bloom create --grow -n 5K -p 0.01 grow.bf
+	echo a >in
+	row 0 "" "" add -n 1000 -p 0.001 fixed.bf in
+	row 0 "" "" add -n 1K fixed.bf in
+	row 0 "" "" add -p 1e-3 fixed.bf in
+	row 0 "" "" add -n 5000 -p 0.01 grow.bf in
+	row 0 "" "" add --no-create -n 5000 grow.bf in
+	echo b >in2
+	row 2 "" "bloom: fixed.bf: -n 2000 would change the filter's capacity of 1000: add -n sizes only a filter it creates" \
+		add -n 2000 fixed.bf in2
+	row 2 "" "bloom: fixed.bf: -p 0.01 would change the filter's false-positive rate of 0.001: add -p sizes only a filter it creates" \
+		add -N -n 1000 -p 0.01 fixed.bf in2
+	row 2 "" "bloom: grow.bf: -p 0.0010000001 would change the filter's false-positive rate of 0.01: add -p sizes only a filter it creates" \
+		add -p 0.0010000001 grow.bf in2
+	# Nothing was added.
+	row 1 "" "" check fixed.bf in2
+	row 1 "" "" check grow.bf in2
+	# The values are checked as create checks them.
+	row 2 "" "$(printf '%s\n' "bloom: add: -n takes a positive whole number, with K, M or G for thousands, millions or billions, not '1.5M'" \
+		"usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]" \
+		"                 [--memory size] [--no-create] [--progress] [--sync] filter" \
+		"                 [file ...]")" add -n 1.5M x.bf in
+	row 2 "" "$(printf '%s\n' "bloom: add: -p takes a rate between 0 and 1, not '1'" \
+		"usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]" \
+		"                 [--memory size] [--no-create] [--progress] [--sync] filter" \
+		"                 [file ...]")" add -p 1 x.bf in
+	[ ! -e x.bf ]
+}
+
 @test "add reports a missing input file, adds the others and exits 2" {
 	bloom create --seed 1 -n 1000 -p 0.001 f.bf
 	printf 'one\n' >a
@@ -204,8 +253,9 @@ bloom: nofile2: No such file or directory' add --new f.bf nofile a nofile2 c
 }
 
 @test "add exits 2 on a usage error, with the message and synopsis" {
-	local synopsis='usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [--memory size]
-                 [--no-create] [--progress] [--sync] filter [file ...]'
+	local synopsis='usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]
+                 [--memory size] [--no-create] [--progress] [--sync] filter
+                 [file ...]'
 
 	row 2 '' "bloom: add: no filter named
 $synopsis" add </dev/null
@@ -218,8 +268,9 @@ $synopsis" add -x f.bf </dev/null
 }
 
 @test "add names an unknown option letter alone, even among known ones" {
-	local synopsis='usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [--memory size]
-                 [--no-create] [--progress] [--sync] filter [file ...]'
+	local synopsis='usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]
+                 [--memory size] [--no-create] [--progress] [--sync] filter
+                 [file ...]'
 
 	row 2 '' "bloom: add: unknown option '-x'
 $synopsis" add -xN f.bf </dev/null

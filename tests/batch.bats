@@ -292,9 +292,8 @@ fake_cgroup() {
 # under a 64 MiB budget is read in windows of budget/32 = 2 MiB with
 # pread(2); in memory it is not read with pread at all.
 @test "batch: the budget is the cgroup's limit, v1 and v2, from an ancestor" {
-	if [ "$(id -u)" -ne 0 ] || ! unshare -m true 2>/dev/null; then
-		skip "faking a cgroup needs a mount namespace: root (CI runs as root)"
-	fi
+	need_to_run "faking a cgroup takes unshare -m and tmpfs mounts on /proc and /sys/fs/cgroup" \
+		unshare -m sh -c 'mount -t tmpfs none /proc && mount -t tmpfs none /sys/fs/cgroup'
 	export -f fake_cgroup
 	bloom create --seed 31 -s 64M f.bf
 	keys 100000 >in

@@ -32,13 +32,38 @@ abc() {
 	row 1      ''         ''     check -qv f.bf all
 }
 
-@test "check -c writes one total over all the files" {
+@test "check -c writes each file's count, after its name if there are several, as grep -c" {
 	abc
-	#   status stdout     stderr arguments
-	row 0      4          ''     check -c f.bf in in
-	row 0      6          ''     check -c f.bf in none all all
-	row 0      3          ''     check -c -v f.bf none in all none
-	row 0      $'a\nb\na\nb' '' check f.bf in none all
+	printf 'a\nb\n' >keys
+	#   status stdout                      stderr arguments
+	row 0      $'in:2\nin:2'               ''     check -c f.bf in in
+	row 0      $'in:2\nnone:0\nall:2\nall:2' ''     check -c f.bf in none all all
+	row 0      $'none:1\nin:1\nall:0\nnone:1' ''   check -c -v f.bf none in all none
+	row 0      $'2\n0\n2'                  ''     check -ch f.bf in none all
+	row 0      'in:2'                      ''     check -cH f.bf in
+	row 0      '(standard input):2'        ''     check -cH f.bf <in
+	row 0      $'in:2\n(standard input):0'  ''     check -c f.bf in - <none
+	row 0      2                           ''     check -c f.bf in
+	# The last of -H and -h wins.
+	row 0      $'2\n2'                     ''     check -c -H -h f.bf in all
+	row 0      'in:2'                      ''     check -c -h -H f.bf in
+	# What grep -c -F -x -f keys writes for the same files, as the filter
+	# has no false positive among them.
+	for args in "in in" "in none all all" "-h in none all" "-H in" "-v none in all" "-H -h in all"; do
+		# shellcheck disable=SC2086
+		set -- $args
+		local opts=() files=()
+		for a in "$@"; do
+			case $a in -*) opts+=("$a") ;; *) files+=("$a") ;; esac
+		done
+		[ "$(bloom check -c "${opts[@]}" f.bf "${files[@]}")" = \
+		    "$(grep -c -F -x -f keys "${opts[@]}" "${files[@]}")" ]
+	done
+	# Without -c, lines are named only with -H.
+	row 0      $'a\nb\na\nb'                ''     check f.bf in none all
+	row 0      $'in:a\nin:b\nall:a\nall:b'    ''     check -H f.bf in none all
+	row 0      $'(standard input):c'       ''     check -Hv f.bf <in
+	row 0      $'a\nb'                     ''     check -h f.bf in
 }
 
 @test "check reads standard input, alone or as -" {
@@ -58,8 +83,12 @@ abc() {
 	#   status stdout  stderr   arguments
 	row 2      $'a\nb' "$enoent" check f.bf in nofile
 	row 2      c       "$enoent" check -v f.bf nofile in
-	row 2      2       "$enoent" check -c f.bf in nofile
-	row 2      0       "$enoent" check -c f.bf nofile none
+	# A file that cannot be opened has no count, as with grep -c; one that
+	# cannot be read has the count of what was read.
+	row 2      in:2    "$enoent" check -c f.bf in nofile
+	row 2      none:0  "$enoent" check -c f.bf nofile none
+	row 2      ''      "$enoent" check -c f.bf nofile
+	row 2      $'d:0\nall:2' 'bloom: d: read error: Is a directory' check -c f.bf d all
 	row 2      ''      "$enoent" check f.bf nofile
 	row 2      ''      "$enoent" check -v f.bf nofile
 	row 2      ''      "$enoent" check -q f.bf none nofile
@@ -83,7 +112,8 @@ abc() {
 	row 2      ''     'bloom: nope.bf: No such file or directory' check -c nope.bf in
 	row 2      ''     'bloom: nope.bf: No such file or directory' check -q nope.bf in
 	row 2      ''     'bloom: nope.bf: No such file or directory' check -v nope.bf in
-	row 2      ''     'bloom: .: not a regular file' check . in
+	row 2      ''     'bloom: .: is a directory, not a filter' check . in
+	row 2      ''     'bloom: .: is a directory, not a filter' check -c . in
 	poke f.bf 0 0
 	row 2      ''     'bloom: f.bf: not a bloom filter (bad magic)' check f.bf in
 	# check never creates a filter.
@@ -91,8 +121,10 @@ abc() {
 }
 
 @test "check exits 2 on a usage error, with the message and synopsis" {
-	local synopsis='usage: bloom check [-cqvz] [-f list [-d delim]] [--memory size]
-                   [--progress] filter [file ...]'
+	local synopsis='usage: bloom check [-cHhqvz] [-f list [-d delim]] [--memory size]
+                   [--progress] [--which] filter [file ...]
+       bloom check -F filter [-F filter ...] [-cHhqvz] [-f list [-d delim]]
+                   [--memory size] [--progress] [--which] [file ...]'
 
 	#   status stdout stderr arguments
 	row 2      ''     "bloom: check: no filter named
@@ -104,8 +136,10 @@ $synopsis" check --new f.bf </dev/null
 }
 
 @test "check names an unknown option letter alone, even among known ones" {
-	local synopsis='usage: bloom check [-cqvz] [-f list [-d delim]] [--memory size]
-                   [--progress] filter [file ...]'
+	local synopsis='usage: bloom check [-cHhqvz] [-f list [-d delim]] [--memory size]
+                   [--progress] [--which] filter [file ...]
+       bloom check -F filter [-F filter ...] [-cHhqvz] [-f list [-d delim]]
+                   [--memory size] [--progress] [--which] [file ...]'
 
 	abc
 	#   status stdout stderr arguments
@@ -212,4 +246,101 @@ $synopsis" check -vxq f.bf in
 	[ "$stderr" = "" ]
 	run -1 --separate-stderr bash -c 'bloom check -q f.bf none >&-'
 	[ "$stderr" = "" ]
+}
+
+# ---- check -F: several filters at once.
+
+# Three filters of other seeds, geometries and modes, each holding its own
+# keys (a-N, b-N, c-N for N to 2000), big enough that a few thousand
+# absent keys give no false positive.
+three() {
+	bloom create --seed 1 -n 10000 -p 1e-9 a.bf
+	bloom create --seed 2 --grow -n 500 -p 1e-9 b.bf
+	bloom create --seed 3 --generations 3 -n 10000 -p 1e-9 c.bf
+	keys 2000 a- | bloom add a.bf
+	keys 2000 b- | bloom add b.bf
+	keys 2000 c- | bloom add c.bf
+	{ keys 2000 a-; keys 2000 b-; keys 2000 c-; keys 2000 z-; } |
+		awk 'NR % 3 == 0' >in
+}
+
+@test "check -F, repeated, selects the lines any of the filters may hold; -v those none does" {
+	three
+	grep -v '^z-' in >want
+	grep '^z-' in >want-v
+	run -0 bloom check -F a.bf -F b.bf -F c.bf in
+	[ "$output" = "$(cat want)" ]
+	run -0 bloom check -v -F a.bf -F b.bf -F c.bf in
+	[ "$output" = "$(cat want-v)" ]
+	row 0 "$(wc -l <want)" '' check -c -F a.bf -F b.bf -F c.bf in
+	row 0 '' '' check -q -F c.bf -F a.bf in
+	# Standard input when no file is named; one -F is the filter alone.
+	row 0 "$(grep '^a-' in)" '' check -F a.bf <in
+	row 1 '' '' check -F a.bf -F b.bf <<<"c-1"
+	# The same with the key from fields, with NUL ends, and through the
+	# reader thread of a large input.
+	sed 's/^/x,/' in >in.csv
+	row 0 "$(sed 's/^/x,/' want)" '' check -f 2 -d , -F a.bf -F b.bf -F c.bf in.csv
+	tr '\n' '\0' <in >in.z
+	bloom check -z -v -F a.bf -F b.bf -F c.bf in.z >got.z || true
+	[ "$(tr '\0' '\n' <got.z)" = "$(cat want-v)" ]
+	for i in $(seq 120); do cat in; done >big
+	[ "$(wc -c <big)" -gt $((1 << 20)) ]
+	[ "$(bloom check -F a.bf -F b.bf -F c.bf big | cksum)" = \
+	    "$(grep -v '^z-' big | cksum)" ]
+}
+
+@test "check --which writes the first filter that may hold each line, and a tab" {
+	three
+	bloom create --like a.bf a2.bf
+	keys 2000 b- | bloom add a2.bf
+	run -0 bloom check --which -F a.bf -F b.bf -F c.bf in
+	[ "$output" = "$(awk -F- '$1 != "z" { print $1 ".bf\t" $0 }' in)" ]
+	# The first in the order given: a2.bf, of a.bf's seed, holds b- too.
+	run -0 bloom check --which -F a.bf -F a2.bf -F b.bf in
+	[ "$output" = "$(awk -F- '$1 == "a" { print "a.bf\t" $0 } $1 == "b" { print "a2.bf\t" $0 }' in)" ]
+	run -0 bloom check --which -F b.bf -F a2.bf -F a.bf in
+	[ "$output" = "$(awk -F- '$1 == "a" { print "a.bf\t" $0 } $1 == "b" { print "b.bf\t" $0 }' in)" ]
+	# One filter, named as its operand; after the file's name with -H.
+	row 0 "$(printf 'a.bf\ta-3\na.bf\ta-6')" '' check --which a.bf <(head -n 2 in)
+	head -n 3 in >in3
+	row 0 "$(printf 'in3:a.bf\ta-3\nin3:a.bf\ta-6\nin3:a.bf\ta-9')" '' check -H --which -F c.bf -F a.bf in3
+}
+
+@test "check -F: the slices of a filter together answer for all of it" {
+	bloom create --seed 9 -n 10000 -p 1e-9 --slices 2 whole.bf
+	bloom create --like whole.bf --slice 0/2 s0.bf
+	bloom create --like whole.bf --slice 1/2 s1.bf
+	keys 3000 >k
+	bloom route s0.bf k | awk -F '\t' '$1 == 0 { print $2 }' | bloom add s0.bf
+	bloom route s0.bf k | awk -F '\t' '$1 == 1 { print $2 }' | bloom add s1.bf
+	{ keys 3000; keys 1000 z-; } >in
+	row 0 "$(keys 3000)" '' check -F s0.bf -F s1.bf in
+	row 0 "$(keys 1000 z-)" '' check -v -F s1.bf -F s0.bf in
+	# One slice alone passes over the other's lines, and says so.
+	run -0 --separate-stderr bloom check -F s0.bf in
+	[[ "$stderr" == "bloom: s0.bf: "*" lines belong to other slices of the filter and were passed over (bloom route splits a stream by slice)" ]]
+}
+
+@test "check -F: usage errors, and a filter that cannot be opened" {
+	three
+	local synopsis='usage: bloom check [-cHhqvz] [-f list [-d delim]] [--memory size]
+                   [--progress] [--which] filter [file ...]
+       bloom check -F filter [-F filter ...] [-cHhqvz] [-f list [-d delim]]
+                   [--memory size] [--progress] [--which] [file ...]'
+	local msg="bloom: check: --which names the filter that holds each line written: not with -v, -c or -q"
+	row 2 '' "$msg
+$synopsis" check --which -v -F a.bf in
+	row 2 '' "$msg
+$synopsis" check --which -c a.bf in
+	row 2 '' "$msg
+$synopsis" check -q --which -F a.bf -F b.bf in
+	row 2 '' "bloom: check: option '-F' needs a value
+$synopsis" check -F
+	row 2 '' 'bloom: nope.bf: No such file or directory' check -F a.bf -F nope.bf in
+	mkdir d.bf
+	row 2 '' 'bloom: d.bf: is a directory, not a filter' check -F d.bf -F a.bf in
+	# A filter that is also the output is refused, as one alone is.
+	run -2 --separate-stderr bash -c 'bloom check -F a.bf -F b.bf in >>b.bf'
+	[ "$stderr" = "bloom: b.bf: is also the standard output: refusing to write into the filter" ]
 }

@@ -11,10 +11,13 @@ usage='usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
                     [--generations count [--window duration]] [--seed n]
                     [--dry-run] filter
        bloom create --like template [-f] [--slice i/n] filter
-       bloom add [-D | -N] [-z] [-f list [-d delim]] [--memory size]
-                 [--no-create] [--progress] [--sync] filter [file ...]
-       bloom check [-cqvz] [-f list [-d delim]] [--memory size]
-                   [--progress] filter [file ...]
+       bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]
+                 [--memory size] [--no-create] [--progress] [--sync] filter
+                 [file ...]
+       bloom check [-cHhqvz] [-f list [-d delim]] [--memory size]
+                   [--progress] [--which] filter [file ...]
+       bloom check -F filter [-F filter ...] [-cHhqvz] [-f list [-d delim]]
+                   [--memory size] [--progress] [--which] [file ...]
        bloom stats [--json] filter
        bloom rotate filter
        bloom merge filter source ...
@@ -40,10 +43,10 @@ first_line() {
 @test "bloom --help writes the usage and the help of every command" {
 	run -0 --separate-stderr bloom --help
 	[ "$stderr" = "" ]
-	[ "$(printf '%s\n' "${lines[@]:0:15}")" = "$usage" ]
+	[ "$(printf '%s\n' "${lines[@]:0:18}")" = "$usage" ]
 	# Then a blank line and the description, and each command's help.
 	[ "${output:${#usage}:2}" = $'\n\n' ]
-	[ "${lines[15]}" = "A Bloom filter in a file: add lines, then ask whether a line was seen." ]
+	[ "${lines[18]}" = "A Bloom filter in a file: add lines, then ask whether a line was seen." ]
 	[[ $output == *$'\ncreate: Create an empty filter file sized for the given capacity and false-\n'* ]]
 	[[ $output == *$'\nadd: Add lines to the filter.  A missing filter is created growable, for\n'* ]]
 	[[ $output == *$'\ncheck: Write the lines that may be in the filter.\n'* ]]
@@ -65,10 +68,10 @@ first_line() {
 
 @test "each command's help starts with its synopsis" {
 	#          status  first line                                          arguments
-	first_line 0 'usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [--memory size]' help add
-	first_line 0 'usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [--memory size]' add --help
-	first_line 0 'usage: bloom check [-cqvz] [-f list [-d delim]] [--memory size]' help check
-	first_line 0 'usage: bloom check [-cqvz] [-f list [-d delim]] [--memory size]' check --help
+	first_line 0 'usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]' help add
+	first_line 0 'usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]' add --help
+	first_line 0 'usage: bloom check [-cHhqvz] [-f list [-d delim]] [--memory size]' help check
+	first_line 0 'usage: bloom check [-cHhqvz] [-f list [-d delim]] [--memory size]' check --help
 	first_line 0 'usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]' help create
 	first_line 0 'usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]' create --help
 	first_line 0 'usage: bloom stats [--json] filter'                      help stats
@@ -84,18 +87,24 @@ first_line() {
 
 @test "bloom help add is bloom add --help, in full" {
 	run -0 bloom help add
-	[ "$output" = 'usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [--memory size]
-                 [--no-create] [--progress] [--sync] filter [file ...]
+	[ "$output" = 'usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]
+                 [--memory size] [--no-create] [--progress] [--sync] filter
+                 [file ...]
 
 Add lines to the filter.  A missing filter is created growable, for
-1000000 lines at first and a rate of 0.01, unless --no-create is
-given or BLOOM_NO_CREATE is set to 1.
+1000000 lines at first (-n) and a rate of 0.01 (-p), unless
+--no-create is given or BLOOM_NO_CREATE is set to 1, yes, true or on.
   -N, --new    write the lines that were not yet in the filter
-  -D, --dups   write the lines that were already in it, every repeat
+  -D, --dups   write the lines that were already in it: every repeat,
+               not the first occurrence (as awk '\''seen[$0]++'\'')
   -f list      the key is these fields (1,3 or 2- as in cut), not the
                whole line; missing fields are empty
   -d delim     the field separator, one byte (default TAB)
   -z           lines end with NUL, not newline
+  -n capacity  a missing filter'\''s first segment is for this many
+               lines (K, M, G: powers of 1000); an existing filter
+               must have this capacity
+  -p fpr       a missing filter'\''s rate; an existing one must have it
   --memory S   bytes bloom may use (K, M, G, T); default: the cgroup
                limit or available memory
   --no-create  fail if the filter does not exist

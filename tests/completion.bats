@@ -2,6 +2,7 @@
 # Shell completion: the bash one is sourced and asked; the zsh and fish
 # ones are checked by their shells.
 
+bats_require_minimum_version 1.5.0
 load helpers
 
 # Prints, one a line, what the bash completion offers for the words given
@@ -16,16 +17,146 @@ complete_bash() {
 		printf "%s\n" "${COMPREPLY[@]}"' bash "$root" "$@" | sort
 }
 
-@test "bash: commands" {
-	[ "$(complete_bash bloom c)" = "$(printf 'check\ncreate')" ]
-	[ "$(complete_bash bloom '')" = "$(printf '%s\n' --help --version add check create help rotate stats | sort)" ]
-	[ "$(complete_bash bloom help s)" = "stats" ]
+# ---- The one source: what `bloom help` says, which the completions of
+# every shell are checked against, so that they cannot drift from it.
+
+# Prints the commands of `bloom help`, one a line.
+help_commands() {
+	bloom help | sed -n 's/^\(usage:\|      \) bloom \([a-z][a-z]*\).*/\2/p' | uniq
 }
 
-@test "bash: the options of each command" {
+# Prints the options of COMMAND that `bloom help COMMAND` lists, one a line,
+# each followed by "=" if it takes a value, and --help, sorted.
+help_options() {
+	{
+		bloom help "$1" | awk '
+			/^  -/ {
+				line = substr($0, 3)
+				while (match(line, /^-[-a-zA-Z0-9]+/)) {
+					opt = substr(line, 1, RLENGTH)
+					line = substr(line, RLENGTH + 1)
+					print opt (line ~ /^ [^ ]/ ? "=" : "")
+					if (line !~ /^, -/)
+						break
+					line = substr(line, 3)
+				}
+			}'
+		[ "$1" = help ] || echo --help
+	} | LC_ALL=C sort -u
+}
+
+@test "bloom help: every command, and the options of each as its lines list them" {
+	[ "$(help_commands | tr '\n' ' ')" = "create add check stats rotate merge route help " ]
+	[ "$(help_options stats | tr '\n' ' ')" = "--help --json " ]
+	[ "$(help_options add | tr '\n' ' ')" = "$(printf '%s\n' --dups --help --memory= \
+		--new --no-create --progress --sync -D -N -d= -f= -n= -p= -z | LC_ALL=C sort | tr '\n' ' ')" ]
+	help_options create | grep -qx -- --like=
+	help_options create | grep -qx -- --generations=
+	help_options create | grep -qx -- --dry-run
+	[ "$(help_options merge)" = --help ]
+	[ "$(help_options help)" = "" ]
+}
+
+# Prints, one a line, what the bash completion offers for the words given
+# (the last one being completed).
+complete_bash() {
+	bash -c '
+		source "$1/completion/bloom.bash"
+		shift
+		COMP_WORDS=("$@")
+		COMP_CWORD=$(($# - 1))
+		_bloom
+		printf "%s\n" "${COMPREPLY[@]}"' bash "$root" "$@" | LC_ALL=C sort
+}
+
+# Prints, one a line, the options (or, for the command "", the commands
+# and options) that zsh's _bloom offers after "bloom COMMAND": the file
+# run as zsh runs it, with _arguments and _describe standing in for the
+# completion system and printing what they are given.
+complete_zsh() {
+	zsh -f -c '
+		_arguments() {
+			local spec
+			for spec in "$@"; do
+				spec=${spec#\(*\)}
+				spec=${spec#\*}
+				[[ $spec == -* ]] && print -r -- "${${spec%%\[*}%%[:=+]*}"
+			done
+		}
+		_describe() {
+			local name=${@[-1]}
+			print -rl -- "${(@)${(@P)name}%%:*}"
+		}
+		_files() { :; }
+		root=$1 cmd=$2
+		if [[ -z $cmd ]]; then
+			words=(bloom "") CURRENT=2
+		else
+			words=(bloom "$cmd" -) CURRENT=3
+		fi
+		source "$root/completion/_bloom"' zsh "$root" "$1" | LC_ALL=C sort -u
+}
+
+# Prints, one a line, the words fish offers for the command line given.
+complete_fish() {
+	fish -c "source '$root/completion/bloom.fish'; complete -C '$1'" |
+		cut -f 1 | LC_ALL=C sort -u
+}
+
+# Prints the options of COMMAND as help_options does, without the "=".
+option_names() {
+	help_options "$1" | sed 's/=$//'
+}
+
+@test "bash: the commands and the options of each are those of bloom help" {
+	[ "$(complete_bash bloom '')" = "$({ help_commands; echo --help; echo --version; } | LC_ALL=C sort)" ]
+	[ "$(complete_bash bloom help '')" = "$(help_commands | LC_ALL=C sort)" ]
+	for cmd in $(help_commands); do
+		[ "$cmd" != help ] || continue
+		got=$(complete_bash bloom "$cmd" -)
+		want=$(option_names "$cmd")
+		[ "$got" = "$want" ] || { diff <(echo "$want") <(echo "$got"); return 1; }
+		# The value of an option is not taken for the filter.
+		for opt in $(help_options "$cmd" | sed -n 's/=$//p'); do
+			got=$(complete_bash bloom "$cmd" "$opt" 'x')
+			[ "$got" = "" ] || [ "$opt" = --like ] || [ "$opt" = -F ] ||
+				[ "$opt" = -o ] || { echo "$cmd $opt: $got"; return 1; }
+		done
+	done
+}
+
+@test "zsh: the commands and the options of each are those of bloom help" {
+	command -v zsh >/dev/null || skip "zsh not installed (.ci/run installs it)"
+	zsh -n "$root/completion/_bloom"
+	got=$(complete_zsh '' | grep -v '^-')
+	[ "$got" = "$(help_commands | LC_ALL=C sort)" ]
+	for cmd in $(help_commands); do
+		[ "$cmd" != help ] || continue
+		got=$(complete_zsh "$cmd")
+		want=$(option_names "$cmd")
+		[ "$got" = "$want" ] || { diff <(echo "$want") <(echo "$got"); return 1; }
+	done
+}
+
+@test "fish: the commands and the options of each are those of bloom help" {
+	command -v fish >/dev/null || skip "fish not installed (.ci/run installs it)"
+	fish -n "$root/completion/bloom.fish"
+	[ "$(complete_fish 'bloom ')" = "$(help_commands | LC_ALL=C sort)" ]
+	[ "$(complete_fish 'bloom -')" = "$(printf '%s\n' --help --version)" ]
+	[ "$(complete_fish 'bloom help ')" = "$(help_commands | LC_ALL=C sort)" ]
+	for cmd in $(help_commands); do
+		[ "$cmd" != help ] || continue
+		got=$(complete_fish "bloom $cmd -")
+		want=$(option_names "$cmd")
+		[ "$got" = "$want" ] || { diff <(echo "$want") <(echo "$got"); return 1; }
+	done
+}
+
+@test "bash: the options of each command, by prefix" {
 	[ "$(complete_bash bloom add --n)" = "$(printf -- '--new\n--no-create')" ]
 	[ "$(complete_bash bloom check --p)" = "--progress" ]
 	[ "$(complete_bash bloom create --d)" = "--dry-run" ]
+	[ "$(complete_bash bloom create --sl)" = "$(printf -- '--slice\n--slices')" ]
 	[ "$(complete_bash bloom stats --)" = "$(printf -- '--help\n--json')" ]
 }
 
@@ -39,19 +170,6 @@ complete_bash() {
 	[ "$(complete_bash bloom create -n '')" = "" ]
 }
 
-@test "zsh and fish: the completions parse, and fish offers commands and options" {
-	if ! command -v zsh >/dev/null || ! command -v fish >/dev/null; then
-		skip "zsh and fish not installed (.ci/run installs them)"
-	fi
-	zsh -n "$root/completion/_bloom"
-	fish -n "$root/completion/bloom.fish"
-	run fish -c "source $root/completion/bloom.fish; complete -C 'bloom ch'"
-	[ "$status" -eq 0 ]
-	[[ "$output" == check* ]]
-	run fish -c "source $root/completion/bloom.fish; complete -C 'bloom add --d'"
-	[[ "$output" == --dups* ]]
-}
-
 @test "make install puts the completions in place; make uninstall removes them" {
 	make -C "$root" -s install DESTDIR="$PWD/d" PREFIX=/usr/local
 	[ -x d/usr/local/bin/bloom ]
@@ -60,4 +178,22 @@ complete_bash() {
 	cmp "$root/completion/bloom.fish" d/usr/local/share/fish/vendor_completions.d/bloom.fish
 	make -C "$root" -s uninstall DESTDIR="$PWD/d" PREFIX=/usr/local
 	[ -z "$(find d -type f)" ]
+}
+
+@test "fish finds the installed completion: under its own prefix, or where make install says" {
+	command -v fish >/dev/null || skip "fish not installed (.ci/run installs it)"
+	# Installed for fish's own prefix, the file is where fish looks first.
+	make -C "$root" -s install DESTDIR="$PWD/d" PREFIX=/usr
+	[ -f "d$(pkg-config --variable completionsdir fish 2>/dev/null ||
+		echo /usr/share/fish/vendor_completions.d)/bloom.fish" ]
+	# Another prefix without XDG_DATA_DIRS: fish would not look there, and
+	# make install says so, and how to install where it does.
+	run -0 env -u XDG_DATA_DIRS make -C "$root" -s install PREFIX="$PWD/p"
+	[ "$output" = "note: fish does not read $PWD/p/share/fish/vendor_completions.d here (XDG_DATA_DIRS lacks $PWD/p/share): make install FISHCOMPDIR=/etc/fish/completions puts bloom.fish where it does" ]
+	# There, with XDG_DATA_DIRS, fish finds it by itself, and no note.
+	XDG_DATA_DIRS="$PWD/p/share:/usr/share" run -0 make -C "$root" -s install PREFIX="$PWD/p"
+	[ "$output" = "" ]
+	run -0 env XDG_DATA_DIRS="$PWD/p/share:/usr/share" PATH="$PWD/p/bin:$PATH" \
+		fish -c "complete -C 'bloom ro'"
+	[ "$(printf '%s\n' "$output" | cut -f 1 | tr '\n' ' ')" = "rotate route " ]
 }

@@ -519,15 +519,18 @@ assert [x["expires"] for x in d["segments"][1:]] == [None, None]
 	[ "$(ls -A ro)" = "" ]
 }
 
-@test "create -f does not replace a directory, and leaves nothing behind" {
+@test "create, with or without -f, says that a directory is one, and leaves it as it was" {
 	mkdir d.bf
-	run --separate-stderr bloom create -f -n 1000 d.bf
-	[ "$status" -eq 2 ]
-	[ "$output" = "" ]
-	[ "$stderr" = "bloom: d.bf: cannot create: Is a directory" ]
-	[ -d d.bf ]
-	[ "$(entries)" = "d.bf" ]
-	[ "$(ls -A d.bf)" = "" ]
+	bloom create -n 10 t.bf
+	ln -s d.bf link.bf
+	for args in "-n 1000 d.bf" "-f -n 1000 d.bf" "--like t.bf d.bf" \
+	    "-f --like t.bf d.bf" "-f -n 1000 link.bf" "-n 1000 link.bf"; do
+		# shellcheck disable=SC2086
+		row 2 "" "bloom: ${args##* }: is a directory, not a filter" create $args
+		[ -d d.bf ]
+		[ "$(entries | tr "\n" " ")" = "d.bf link.bf t.bf " ]
+		[ "$(ls -A d.bf)" = "" ]
+	done
 }
 
 @test "create of an impossibly large filter fails before allocating" {
@@ -568,6 +571,26 @@ assert [x["expires"] for x in d["segments"][1:]] == [None, None]
 	    -s 64 -n 150
 }
 
+@test "create -n takes K, M and G as powers of 1000; -s keeps powers of 1024" {
+	for pair in 5k:5000 5K:5000 1M:1000000 1m:1000000 2G:2000000000 \
+	    007K:7000; do
+		run -0 bloom create --dry-run -n "${pair%%:*}" f.bf
+		[ "${lines[5]}" = "capacity: ${pair#*:}" ]
+	done
+	run -0 bloom create --dry-run -n 1M -s 1M f.bf
+	[ "${lines[2]}" = "bytes: $((4096 + 1048576)) (1.0 MiB)" ]
+	[ "${lines[5]}" = "capacity: 1000000" ]
+	[ ! -e f.bf ]
+	bloom create --seed 7 -n 1M a.bf
+	bloom create --seed 7 -n 1000000 b.bf
+	same_filter a.bf b.bf
+	# --help and the manual say which powers.
+	[[ "$(bloom create --help)" == *"-n capacity  items the filter is sized for (default 1000000), with
+               suffix K, M or G (powers of 1000: 5M is 5000000)"* ]]
+	man=$(mandoc -Tascii "$root/man/bloom.1" | col -bx | tr -s ' \n' '  ')
+	[[ "$man" == *"-n capacity A positive decimal number, by default 1000000, optionally followed by K, M or G (in either case) for a thousand, a million or a billion times it: items are counted in powers of 1000, where the bytes of -s are counted in powers of 1024."* ]]
+}
+
 @test "create -s too small for one item at the rate" {
 	run --separate-stderr bloom create -s 64 -p 1e-300 f.bf
 	[ "$status" -eq 2 ]
@@ -577,13 +600,18 @@ assert [x["expires"] for x in d["segments"][1:]] == [None, None]
 
 # ---- Usage errors: status 2, the message and the synopsis on stderr.
 
-@test "create -n 0"		{ usage_fails "-n takes a positive whole number, not '0'" -n 0 f.bf; }
-@test "create -n -5"		{ usage_fails "-n takes a positive whole number, not '-5'" -n -5 f.bf; }
-@test "create -n +5"		{ usage_fails "-n takes a positive whole number, not '+5'" -n +5 f.bf; }
-@test "create -n abc"		{ usage_fails "-n takes a positive whole number, not 'abc'" -n abc f.bf; }
-@test "create -n 1e6"		{ usage_fails "-n takes a positive whole number, not '1e6'" -n 1e6 f.bf; }
-@test "create -n 2^64"		{ usage_fails "-n takes a positive whole number, not '18446744073709551616'" -n 18446744073709551616 f.bf; }
-@test "create -n ''"		{ usage_fails "-n takes a positive whole number, not ''" -n '' f.bf; }
+@test "create -n 0"		{ usage_fails "-n takes a positive whole number, with K, M or G for thousands, millions or billions, not '0'" -n 0 f.bf; }
+@test "create -n -5"		{ usage_fails "-n takes a positive whole number, with K, M or G for thousands, millions or billions, not '-5'" -n -5 f.bf; }
+@test "create -n +5"		{ usage_fails "-n takes a positive whole number, with K, M or G for thousands, millions or billions, not '+5'" -n +5 f.bf; }
+@test "create -n abc"		{ usage_fails "-n takes a positive whole number, with K, M or G for thousands, millions or billions, not 'abc'" -n abc f.bf; }
+@test "create -n 1e6"		{ usage_fails "-n takes a positive whole number, with K, M or G for thousands, millions or billions, not '1e6'" -n 1e6 f.bf; }
+@test "create -n 2^64"		{ usage_fails "-n takes a positive whole number, with K, M or G for thousands, millions or billions, not '18446744073709551616'" -n 18446744073709551616 f.bf; }
+@test "create -n ''"		{ usage_fails "-n takes a positive whole number, with K, M or G for thousands, millions or billions, not ''" -n '' f.bf; }
+@test "create -n 1.5M"		{ usage_fails "-n takes a positive whole number, with K, M or G for thousands, millions or billions, not '1.5M'" -n 1.5M f.bf; }
+@test "create -n 1T"		{ usage_fails "-n takes a positive whole number, with K, M or G for thousands, millions or billions, not '1T'" -n 1T f.bf; }
+@test "create -n 5KB"		{ usage_fails "-n takes a positive whole number, with K, M or G for thousands, millions or billions, not '5KB'" -n 5KB f.bf; }
+@test "create -n 0K"		{ usage_fails "-n takes a positive whole number, with K, M or G for thousands, millions or billions, not '0K'" -n 0K f.bf; }
+@test "create -n 2^64 in G"	{ usage_fails "-n takes a positive whole number, with K, M or G for thousands, millions or billions, not '18446744074G'" -n 18446744074G f.bf; }
 @test "create -p 0"		{ usage_fails "-p takes a rate between 0 and 1, not '0'" -p 0 f.bf; }
 @test "create -p 1"		{ usage_fails "-p takes a rate between 0 and 1, not '1'" -p 1 f.bf; }
 @test "create -p 1.5"		{ usage_fails "-p takes a rate between 0 and 1, not '1.5'" -p 1.5 f.bf; }

@@ -47,7 +47,7 @@ PY
 	cmp want got
 }
 
-@test "add --dups on whole lines is uniq -D on sorted input, every repeat" {
+@test "add --dups on whole lines writes every repeat but not the first (uniq -D would)" {
 	printf 'a\nb\na\nc\na\nb\n' >in
 	big_filter f.bf
 	run bloom add --dups f.bf in
@@ -123,9 +123,10 @@ PY
 		[ "$status" -eq 2 ]
 		[[ "${stderr_lines[0]}" == "bloom: check: -f takes a list of fields"*"not '$list'" ]]
 	done
-	row 2 "" "$(printf '%s\n%s\n%s' "bloom: add: -d takes one byte, not ',,'" \
-		"usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [--memory size]" \
-		"                 [--no-create] [--progress] [--sync] filter [file ...]")" add -f 1 -d ,, f.bf
+	row 2 "" "$(printf '%s\n%s\n%s\n%s' "bloom: add: -d takes one byte, not ',,'" \
+		"usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]" \
+		"                 [--memory size] [--no-create] [--progress] [--sync] filter" \
+		"                 [file ...]")" add -f 1 -d ,, f.bf
 	run --separate-stderr bloom check -d , f.bf
 	[ "$status" -eq 2 ]
 	[ "${stderr_lines[0]}" = "bloom: check: -d needs -f" ]

@@ -285,7 +285,7 @@ unchanged_v1() {
 	rejected nodir/f.bf "No such file or directory" stats check
 }
 
-@test "a directory"		{ mkdir d.bf; rejected d.bf "not a regular file"; }
+@test "a directory"		{ mkdir d.bf; rejected d.bf "is a directory, not a filter" stats check add rotate route; }
 @test "a FIFO"			{ mkfifo p.bf; rejected p.bf "not a regular file"; }
 @test "/dev/null"		{ rejected /dev/null "not a regular file" stats check; }
 @test "an empty file"		{ : >f.bf; rejected f.bf "not a bloom filter (too short)"; }

@@ -106,6 +106,20 @@ dbl() {
 print(struct.pack("<d", float(eval(sys.argv[1], vars(math)))).hex())' "$1"
 }
 
+# need_to_run WHAT COMMAND...: runs COMMAND, the very thing the test is
+# about to rely on, and skips the test if it fails, saying WHAT the test
+# needs and the first line of what COMMAND said: the real cause, whoever
+# runs the test (a chroot, a container, an ordinary user).
+need_to_run() {
+	local what=$1 out status=0
+
+	shift
+	out=$("$@" 2>&1) || status=$?
+	[ "$status" -ne 0 ] || return 0
+	out=$(printf '%s\n' "$out" | head -n 1)
+	skip "$what, which fails here: ${out:-exit status $status}"
+}
+
 need_xxhsum() {
 	command -v xxhsum >/dev/null ||
 		{ echo "xxhsum not found: install xxHash (Debian: xxhash)"; return 1; }

@@ -121,7 +121,7 @@ bytes_are() {
 	bloom check f.bf <twenty >out
 	cmp out twenty
 	run -0 bloom check -c f.bf five twenty
-	[ "$output" = 2 ]
+	[ "$output" = $'five:1\ntwenty:1' ]
 }
 
 @test "300000 lines across many read boundaries are all found" {

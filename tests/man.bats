@@ -3,6 +3,7 @@
 # its SYNOPSIS is the usage message word for word, it describes every
 # command, option and message, and make install puts it in place.
 
+bats_require_minimum_version 1.5.0
 load helpers
 
 # Prints the section named $1 of the rendered manual, headings excluded.
@@ -50,22 +51,39 @@ wider_than_80() {
 	[ -z "$output" ]
 }
 
-@test "man: no line is wider than 80 columns, under groff or mandoc" {
+# Renders the manual for a UTF-8 terminal with renderer $1 (mandoc or
+# groff), as plain characters, under the locale setting $2 (LANG=C.UTF-8)
+# or none.  col(1) runs in a UTF-8 locale whatever the caller's: in the C
+# locale it writes each byte of a UTF-8 quote as a four-character escape.
+render() (
+	unset LANG LC_ALL LC_CTYPE
+	[ $# -lt 2 ] || export "$2"
+	case $1 in
+	mandoc)
+		mandoc -Tutf8 "$root/man/bloom.1" | LC_ALL=C.UTF-8 col -bx ;;
+	groff)
+		# -P-cbou: plain characters, no escape sequences or overstriking.
+		groff -mdoc -Tutf8 -P-cbou "$root/man/bloom.1" ;;
+	esac
+)
+
+@test "man: no line is wider than 80 columns, under groff or mandoc, with or without a locale" {
 	# mandoc's and groff's default widths, 78, are what man(1) uses on a
 	# terminal of 80 columns or more (MANWIDTH=80 man ./man/bloom.1).
-	wide=$(mandoc -Tutf8 "$root/man/bloom.1" | col -bx | wider_than_80)
-	if [ -n "$wide" ]; then
-		printf 'mandoc, over 80 columns:\n%s\n' "$wide" >&2
-		return 1
-	fi
-	command -v groff >/dev/null ||
+	renderers=mandoc
+	command -v groff >/dev/null && renderers="mandoc groff"
+	for renderer in $renderers; do
+		for locale in "" LANG=C.UTF-8; do
+			wide=$(render $renderer $locale | wider_than_80)
+			if [ -n "$wide" ]; then
+				printf '%s, %s, over 80 columns:\n%s\n' "$renderer" \
+					"${locale:-no locale}" "$wide" >&2
+				return 1
+			fi
+		done
+	done
+	[ "$renderers" = "mandoc groff" ] ||
 		skip "groff is not installed (apt-get install groff; CI installs it)"
-	# -P-cbou: plain characters, no escape sequences or overstriking.
-	wide=$(groff -mdoc -Tutf8 -P-cbou "$root/man/bloom.1" | wider_than_80)
-	if [ -n "$wide" ]; then
-		printf 'groff, over 80 columns:\n%s\n' "$wide" >&2
-		return 1
-	fi
 }
 
 @test "man: bloom without arguments fails with the usage message" {
@@ -169,4 +187,24 @@ EOF
 	[ -x "$BATS_TEST_TMPDIR/d/usr/bin/bloom" ]
 	[ -f "$BATS_TEST_TMPDIR/d/usr/share/man/man1/bloom.1" ]
 	cmp "$root/man/bloom.1" "$BATS_TEST_TMPDIR/d/usr/share/man/man1/bloom.1"
+}
+
+@test "man, --help and README: --dups writes each repeat but not the first, as awk 'seen[\$0]++' does" {
+	[[ "$(bloom add --help)" == *"every repeat,"*"not the first occurrence (as awk 'seen[\$0]++')"* ]]
+	entry=$(man_section DESCRIPTION | awk '/^ *-D, --dups/ { on = 1 } on && /^ *$/ { exit } on' |
+		tr -s ' \n' '  ')
+	[[ "$entry" == *"every repeat of a line, but not its first occurrence, as \`awk 'seen[\$0]++'' does (\`uniq -D' would write the first occurrence too)"* ]]
+	readme=$(tr -s ' \n' '  ' <"$root/README.md")
+	[[ "$readme" == *"with \`--dups\` the lines that were (every repeat but not the first occurrence, as \`awk 'seen[\$0]++'\`; \`uniq -D\` would also write the first)"* ]]
+	# And it does: a b a c a b gives a a b; uniq -D on it sorted gives
+	# a a a b b.
+	printf 'a\nb\na\nc\na\nb\n' >in
+	bloom create -n 100 -p 1e-6 f.bf
+	[ "$(bloom add --dups f.bf in | tr '\n' ' ')" = "a a b " ]
+	[ "$(sort in | uniq -D | tr '\n' ' ')" = "a a a b b " ]
+}
+
+@test "man: --slice's blocks are i × B/n up to (i + 1) × B/n" {
+	entry=$(man_section DESCRIPTION | tr -s ' \n' '  ')
+	[[ "$entry" == *"the blocks from i x B/n up to (i + 1) x B/n of its B blocks."* ]]
 }

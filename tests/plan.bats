@@ -90,6 +90,39 @@ target_fpr: 0.01" "" create --dry-run --seed 1 f.bf
 	[ -e new.bf ]
 }
 
+@test "BLOOM_NO_CREATE: 1, yes, true and on, in any case, refuse; 0, no, false, off and empty create" {
+	for word in 1 yes true on YES True ON; do
+		BLOOM_NO_CREATE=$word row 2 "" \
+			"bloom: sen.bf: no such filter, and auto-create is off (BLOOM_NO_CREATE)" \
+			add --new sen.bf < <(echo a)
+		[ ! -e sen.bf ]
+	done
+	for word in 0 no false off "" NO False OFF; do
+		BLOOM_NO_CREATE=$word row 0 a \
+			"bloom: new.bf: created growable, for 1000000 items at first, at fpr 0.01 (1730880 bytes); --no-create or BLOOM_NO_CREATE=1 turns this off" \
+			add --new new.bf < <(echo a)
+		rm new.bf
+	done
+}
+
+@test "BLOOM_NO_CREATE set to any other word is an error, and nothing is created or added" {
+	msg="bloom: BLOOM_NO_CREATE is '%s': set it to 1, yes, true or on to turn auto-create off, or to 0, no, false, off or nothing to leave it on"
+	for word in maybe 2 y " 1" "yes please"; do
+		# shellcheck disable=SC2059
+		BLOOM_NO_CREATE=$word row 2 "" "$(printf "$msg" "$word")" \
+			add --new sen.bf < <(echo a)
+		[ ! -e sen.bf ]
+	done
+	# The value is quoted as the messages quote any byte.
+	BLOOM_NO_CREATE=$'o\nn' row 2 "" "$(printf "$msg" 'o\nn')" \
+		add --new sen.bf < <(echo a)
+	[ ! -e sen.bf ]
+	# Even for a filter that exists, and with --no-create.
+	bloom create -n 100 seen.bf
+	BLOOM_NO_CREATE=yess row 2 "" "$(printf "$msg" yess)" add --no-create seen.bf < <(echo a)
+	row 1 "" "" check seen.bf < <(echo a)
+}
+
 @test "stats --json writes the seed as a string that create --seed takes back" {
 	for seed in 0 42 18446744073709551615 9007199254740993; do
 		bloom create -f -n 1000 --seed "$seed" a.bf

@@ -51,6 +51,10 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	}
 	if (parse_size(s, &v) == 0 && parse_u64(s, 0, &w) == 0 && v != w)
 		abort();
+	if (parse_count(s, &v) == 0 && parse_u64(s, 0, &w) == 0 && v != w)
+		abort();
+	if (parse_count(s, &v) == 0 && parse_size(s, &w) == 0 && v > w)
+		abort();
 	if (parse_fpr(s, &rate, &why) == 0 &&
 	    !(rate >= DBL_MIN && rate <= FPR_MAX))
 		abort();

@@ -1,0 +1,54 @@
+/* union.h: interface of union.c, check against several filters at once:
+ * a line is selected if any of them may hold it. */
+#ifndef BLOOM_UNION_H
+#define BLOOM_UNION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bloom.h"
+#include "stream/fields.h"
+#include "stream/lines.h"
+
+/* Filters checked together, and the scratch for a group of lines. */
+struct filter_union {
+	struct bloom **filter;	/* the filters, in the order given; the
+				 * reader hashes the lines for the first */
+	unsigned n;		/* how many */
+	unsigned *seed_of;	/* per filter: whose hashes it takes, 0
+				 * for the reader's, else i for hashes[i] */
+	uint64_t **hashes;	/* per seed beyond the first: LINES_MAX
+				 * hashes, hashes[0] unused */
+	unsigned nseeds;	/* distinct seeds */
+	const struct fields *fields;	/* the key is these fields of a
+				 * line, or NULL for the whole line */
+	unsigned char *key;	/* the key of a line, with fields */
+	size_t key_cap;		/* size of key */
+	unsigned char *found;	/* LINES_MAX answers of one filter */
+	uint32_t *which;	/* LINES_MAX: the first filter that may
+				 * hold each line of the group */
+	unsigned failed;	/* after a failure: the filter that failed */
+};
+
+/* Sets u up to check lines, their key the fields f (NULL: the whole line),
+ * against the n open filters, which stay open while u is used.  Returns 0,
+ * or -1 with errno set. */
+int union_init(struct filter_union *u, struct bloom **filters, unsigned n,
+    const struct fields *f);
+
+/* Frees what union_init allocated. */
+void union_free(struct filter_union *u);
+
+/*
+ * Tests the lines of g, hashed by the reader for u->filter[0], against
+ * every filter, each line hashed once for each other seed: hit[i] is set
+ * to 1 if some filter may hold line i, and u->which[i] to the first that
+ * may; else to 0 if some filter certainly does not, or to BLOOM_ELSEWHERE
+ * if every one is a slice that passes it to another.  Needs the lines'
+ * bytes (a reader that keeps them).  Returns BLOOM_OK, or a status with
+ * u->failed set (BLOOM_ERRNO with errno set).
+ */
+int union_test(struct filter_union *u, const struct line_group *g,
+    unsigned char *hit);
+
+#endif
