@@ -14,7 +14,7 @@ load helpers
 	run --separate-stderr env PATH="$PWD/bin" /bin/sh "$root/tests/need"
 	[ "$status" -eq 1 ]
 	echo "$stderr"
-	want="bats xxhash mandoc python3 groff-base zsh fish perl-base parallel rsync openssh-client strace"
+	want="bats xxhash mandoc python3 groff-base zsh fish perl-base parallel rsync openssh-client strace mount e2fsprogs"
 	[ -x /usr/sbin/sshd ] || want="$want openssh-server"
 	[ "${stderr_lines[0]}" = "make check: missing: $want" ]
 	[ "${stderr_lines[1]}" = "install them with: sudo apt-get install $want" ]
