@@ -504,6 +504,75 @@ add_keys(struct bloom *b, const struct bloom_pass *v,
 	return BLOOM_OK;
 }
 
+/*
+ * Lists in v->idx the keys of n that bloom_add_set is to set: the ones
+ * isnew marks new; in a window also the ones it marks found, which are
+ * remembered from now on.  Returns how many.
+ */
+static size_t
+list_to_set(const struct bloom *b, const struct bloom_pass *v,
+    const unsigned char *isnew, size_t n)
+{
+	size_t i, m = 0;
+
+	if (b->hdr.mode == MODE_WINDOW) {
+		for (i = 0; i < n; i++) {
+			v->idx[m] = (uint32_t)i;
+			m += isnew[i] <= 1;
+		}
+		return m;
+	}
+	for (i = 0; i < n; i++) {
+		v->idx[m] = (uint32_t)i;
+		m += isnew[i] == 1;
+	}
+	return m;
+}
+
+/*
+ * Sets the keys that isnew says to, v->max at a time, in turns as add_keys
+ * does: the keys found new were tested against every live segment, so
+ * they go to the target alone, with no more tests.  A fixed or growable
+ * filter counts as inserted the keys found new, which are the lines the
+ * caller wrote; a window, the keys new to its generation.
+ */
+static int
+set_keys(struct bloom *b, const struct bloom_pass *v, const uint64_t *hashes,
+    const unsigned char *isnew, size_t n, size_t *done)
+{
+	size_t pos, chunk, m, j, take, fresh;
+	int s;
+
+	for (pos = 0; pos < n; pos += chunk) {
+		*done = pos;
+		chunk = n - pos < v->max ? n - pos : v->max;
+		m = list_to_set(b, v, isnew + pos, chunk);
+		for (j = 0; j < m; j += take) {
+			if ((s = segments_begin_add(b, m - j, &take)) !=
+			    BLOOM_OK)
+				return s;
+			fresh = visit(v, &b->seg[b->target], hashes + pos,
+			    v->idx + j, take, 1, v->found);
+			segments_count(b, b->target, b->hdr.mode == MODE_WINDOW ?
+			    fresh : take);
+			segments_end_add(b);
+		}
+	}
+	*done = n;
+	return BLOOM_OK;
+}
+
+/* Turns what a test found into what an add would call new. */
+static void
+found_to_new(unsigned char *found, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		found[i] = (unsigned char)(found[i] <= 1 ? !found[i] :
+		    found[i]);
+}
+
 /* The line-by-line pass: through the mapping, with prefetching. */
 static struct bloom_pass
 in_memory(struct bloom *b)
@@ -541,6 +610,48 @@ bloom_add(struct bloom *b, const struct bloom_pretest *p,
 
 	note_lookups(b, n);
 	return add_keys(b, &v, p, prefound, hashes, n, isnew, done);
+}
+
+int
+bloom_add_test(struct bloom *b, const struct bloom_pretest *p,
+    const unsigned char *prefound, const uint64_t *hashes, size_t n,
+    unsigned char *isnew)
+{
+	int s;
+
+	if ((s = bloom_test(b, p, prefound, hashes, n, isnew)) != BLOOM_OK)
+		return s;
+	found_to_new(isnew, n);
+	return BLOOM_OK;
+}
+
+int
+bloom_add_set(struct bloom *b, const uint64_t *hashes,
+    const unsigned char *isnew, size_t n, size_t *done)
+{
+	struct bloom_pass v = in_memory(b);
+
+	return set_keys(b, &v, hashes, isnew, n, done);
+}
+
+int
+bloom_add_test_pass(struct bloom *b, const struct bloom_pass *v,
+    const uint64_t *hashes, size_t n, unsigned char *isnew)
+{
+	int s;
+
+	if ((s = bloom_test_pass(b, v, hashes, n, isnew)) != BLOOM_OK)
+		return s;
+	found_to_new(isnew, n);
+	return BLOOM_OK;
+}
+
+int
+bloom_add_set_pass(struct bloom *b, const struct bloom_pass *v,
+    const uint64_t *hashes, const unsigned char *isnew, size_t n,
+    size_t *done)
+{
+	return set_keys(b, v, hashes, isnew, n, done);
 }
 
 int

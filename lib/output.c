@@ -110,6 +110,23 @@ output_flush(struct output *out)
 }
 
 int
+output_sync(struct output *out)
+{
+	if (output_flush(out) == -1)
+		return -1;
+	while (fdatasync(out->fd) == -1) {
+		if (errno == EINTR)
+			continue;
+		if (errno == EINVAL || errno == EROFS)
+			break;	/* nothing that can be synced */
+		out->failed = 1;
+		out->err = errno;
+		return -1;
+	}
+	return 0;
+}
+
+int
 output_bytes(struct output *out, const void *data, size_t len)
 {
 	if (out->cap - out->len < len) {

@@ -6,6 +6,17 @@
  * to the output in input order.  Both passes are booked alike (book), so
  * that the counts, the events and the progress are the same whichever
  * runs.  The subcommands in cli/ only set the options of struct engine.
+ *
+ * An add that writes lines (--new, --dups) never marks a line seen before
+ * it is written: each chunk (a group, or a batch) is tested whole, a line
+ * repeated inside it new once (repeats.c), its selected lines written
+ * with write(2) (and synced, with --sync), and only then are its bits
+ * set.  Whatever stops it in between leaves the chunk's lines unmarked,
+ * to be called new again by the next run: repeated, never lost.
+ *
+ * Whenever the input stops coming (a read would block), the lines held
+ * are answered and written at once, a batch too, however small: sorted
+ * batches are only as large as the input that is already there.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,6 +26,7 @@
 #include <unistd.h>
 
 #include "stream/engine.h"
+#include "stream/repeats.h"
 
 int
 engine_init(struct engine *e)
@@ -22,8 +34,9 @@ engine_init(struct engine *e)
 	int saved;
 
 	e->hit = malloc(LINES_MAX);
-	if (e->hit == NULL)
-		return -1;
+	e->once = malloc(2 * LINES_MAX * sizeof e->once[0]);
+	if (e->hit == NULL || e->once == NULL)
+		goto fail;
 	if (output_init(&e->out, STDOUT_FILENO) == -1)
 		goto fail;
 	if (lines_init(&e->reader, e->delim, e->emit || e->route != 0) == -1) {
@@ -37,7 +50,9 @@ engine_init(struct engine *e)
 fail:
 	saved = errno;
 	free(e->hit);
+	free(e->once);
 	e->hit = NULL;
+	e->once = NULL;
 	errno = saved;
 	return -1;
 }
@@ -64,7 +79,9 @@ engine_free(struct engine *e)
 	lines_free(&e->reader);
 	output_free(&e->out);
 	free(e->hit);
+	free(e->once);
 	e->hit = NULL;
+	e->once = NULL;
 }
 
 int
@@ -201,6 +218,42 @@ write_selected(struct engine *e, const struct line_group *g,
 	return STREAM_DONE;
 }
 
+/* Hands what is written over to the kernel, and with --sync to the
+ * disk: after this the lines written may be marked seen. */
+static enum stream_end
+deliver(struct engine *e)
+{
+	int rc = e->sync ? output_sync(&e->out) : output_flush(&e->out);
+
+	return rc == -1 ? STREAM_WRITE_ERROR : STREAM_DONE;
+}
+
+/*
+ * Adds the lines of g, writing the new ones (or, --dups, the others)
+ * before it sets any bit: test, once per chunk, write, deliver, set.
+ */
+static enum stream_end
+live_group(struct engine *e, const struct line_group *g)
+{
+	const unsigned char *pre = g->pretest != NULL ? g->found : NULL;
+	enum stream_end end;
+	size_t done;
+
+	e->status = bloom_add_test(e->filter, g->pretest, pre, g->hash,
+	    g->nlines, e->hit);
+	if (e->status != BLOOM_OK)
+		return STREAM_FILTER_ERROR;
+	repeats_once(g->hash, e->hit, g->nlines, e->once, 2 * LINES_MAX);
+	if ((end = write_selected(e, g, e->hit, g->nlines)) != STREAM_DONE ||
+	    (end = deliver(e)) != STREAM_DONE)
+		return end;
+	e->status = bloom_add_set(e->filter, g->hash, e->hit, g->nlines,
+	    &done);
+	replan(e);
+	book(e, e->hit, g->nlines, g->bytes);
+	return e->status == BLOOM_OK ? STREAM_DONE : STREAM_FILTER_ERROR;
+}
+
 /*
  * Adds or tests the lines of g and writes the selected ones.  For add, a
  * line is selected if it was new; for check, if it may be in the set (or,
@@ -212,6 +265,8 @@ run_group(struct engine *e, const struct line_group *g)
 	const unsigned char *pre = g->pretest != NULL ? g->found : NULL;
 	size_t done = 0;
 
+	if (e->adding && e->emit)
+		return live_group(e, g);
 	if (e->adding)
 		e->status = bloom_add(e->filter, g->pretest, pre, g->hash,
 		    g->nlines, e->hit, &done);
@@ -254,6 +309,52 @@ choose_mode(struct engine *e)
 	return 0;
 }
 
+/* Writes the first n lines of the batch that t->hit selects.  Returns
+ * STREAM_DONE, or how it failed. */
+static enum stream_end
+write_batch(struct engine *e, size_t n)
+{
+	struct batch *t = e->batch;
+	unsigned char want = e->invert ? 0 : 1;
+	const unsigned char *line;
+	size_t i, len;
+
+	for (i = 0; e->emit && i < n; i++) {
+		if (t->hit[i] != want)
+			continue;
+		if ((line = batch_line(t, e->filter, i, &len)) == NULL)
+			return errno == ESTALE ? STREAM_CHANGED :
+			    STREAM_READ_ERROR;
+		if (output_line(&e->out, line, len, e->delim) == -1)
+			return STREAM_WRITE_ERROR;
+	}
+	return STREAM_DONE;
+}
+
+/* Adds the batch as live_group adds a group: test, once, write, deliver,
+ * set. */
+static enum stream_end
+live_batch(struct engine *e)
+{
+	struct batch *t = e->batch;
+	enum stream_end end;
+	size_t done;
+
+	e->status = sweep_add_test(&t->sweep, e->filter, t->hash, t->n,
+	    t->hit);
+	if (e->status != BLOOM_OK)
+		return STREAM_FILTER_ERROR;
+	repeats_once(t->hash, t->hit, t->n, sweep_scratch(&t->sweep),
+	    2 * t->cap);
+	if ((end = write_batch(e, t->n)) != STREAM_DONE ||
+	    (end = deliver(e)) != STREAM_DONE)
+		return end;
+	e->status = sweep_add_set(&t->sweep, e->filter, t->hash, t->hit, t->n,
+	    &done);
+	book(e, t->hit, t->n, t->bytes);
+	return e->status == BLOOM_OK ? STREAM_DONE : STREAM_FILTER_ERROR;
+}
+
 /*
  * Adds or tests the batch and writes its selected lines, as run_group
  * does for a group; then empties it.
@@ -262,11 +363,16 @@ static enum stream_end
 run_batch(struct engine *e)
 {
 	struct batch *t = e->batch;
-	unsigned char want = e->invert ? 0 : 1;
-	size_t i, len, done = 0;
+	enum stream_end end;
+	size_t done = 0;
 
 	if (t->n == 0)
 		return STREAM_DONE;
+	if (e->adding && e->emit) {
+		end = live_batch(e);
+		batch_clear(t);
+		return end;
+	}
 	if (e->adding)
 		e->status = sweep_add(&t->sweep, e->filter, t->hash, t->n,
 		    t->hit, &done);
@@ -274,20 +380,10 @@ run_batch(struct engine *e)
 	    t->hit)) == BLOOM_OK)
 		done = t->n;
 	book(e, t->hit, done, t->bytes);
-	for (i = 0; e->emit && i < done; i++) {
-		const unsigned char *line;
-
-		if (t->hit[i] != want)
-			continue;
-		if ((line = batch_line(t, e->filter, i, &len)) == NULL) {
-			batch_clear(t);
-			return errno == ESTALE ? STREAM_CHANGED :
-			    STREAM_READ_ERROR;
-		}
-		if (output_line(&e->out, line, len, e->delim) == -1)
-			return STREAM_WRITE_ERROR;
-	}
+	end = write_batch(e, done);
 	batch_clear(t);
+	if (end != STREAM_DONE)
+		return end;
 	if (e->status != BLOOM_OK)
 		return STREAM_FILTER_ERROR;
 	/* Lines come out a batch at a time: let these go on now. */
@@ -321,6 +417,20 @@ batch_group(struct engine *e, const struct line_group *g)
 	return run_batch(e);
 }
 
+/* Answers the lines of a batch that is not full, and writes what is
+ * pending: the input stopped coming. */
+static enum stream_end
+answer_held(struct engine *e)
+{
+	enum stream_end end;
+
+	if (e->batch != NULL && (end = run_batch(e)) != STREAM_DONE)
+		return end;
+	if (e->quiet && e->selected > 0)
+		return STREAM_STOP;
+	return engine_flush(e) == -1 ? STREAM_WRITE_ERROR : STREAM_DONE;
+}
+
 enum stream_end
 engine_stream(struct engine *e, int fd)
 {
@@ -339,10 +449,11 @@ engine_stream(struct engine *e, int fd)
 	if (e->batch == NULL && e->route == 0)
 		replan(e);
 	for (;;) {
-		/* Before waiting for input, let the lines selected so far
-		 * go on down the pipeline. */
-		if (!lines_ready(&e->reader) && engine_flush(e) == -1) {
-			end = STREAM_WRITE_ERROR;
+		/* Before waiting for input, answer the lines held and let
+		 * the lines selected so far go on down the pipeline. */
+		if (!lines_wait(&e->reader) && (end = answer_held(e)) !=
+		    STREAM_DONE) {
+			err = errno;
 			break;
 		}
 		g = lines_next(&e->reader);
