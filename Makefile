@@ -33,6 +33,7 @@ STREAM_OBJ = stream/engine.o stream/batch.o stream/lines.o stream/fields.o \
 FILTER_OBJ = filter/create.o filter/merge.o filter/stats.o filter/sweep.o
 CORE_OBJ = bloom.o
 STORE_OBJ = store/format.o store/segments.o store/bits.o store/holes.o \
+	store/claims.o \
 	store/iothread.o
 BASE_OBJ = params.o hash.o
 LIB_OBJ = lib/clock.o lib/memory.o lib/output.o lib/quote.o lib/threads.o

@@ -24,6 +24,7 @@
 #include "hash.h"
 #include "lib/memory.h"
 #include "store/bits.h"
+#include "store/claims.h"
 #include "store/holes.h"
 #include "store/handle.h"
 #include "store/segments.h"
@@ -242,6 +243,8 @@ bloom_is_file(const struct bloom *b, int fd)
 void
 bloom_close(struct bloom *b)
 {
+	claims_leave(b->claims);
+	b->claims = NULL;
 	segments_unmap(b);
 	if (b->head != NULL)
 		munmap(b->head, b->head_size);
@@ -562,6 +565,56 @@ set_keys(struct bloom *b, const struct bloom_pass *v, const uint64_t *hashes,
 	return BLOOM_OK;
 }
 
+static struct bloom_pass in_memory(struct bloom *b);
+
+/*
+ * Claims the keys isnew marks new, if other adders are at work, and tests
+ * the claimed ones again (pass v, or line by line if NULL) into again:
+ * those found now were written by another adder, which set their bits
+ * after bloom_add_test; they are let go of and marked 0.
+ */
+static int
+claim_keys(struct bloom *b, const struct bloom_pass *v, const uint64_t *hashes,
+    unsigned char *isnew, size_t n, unsigned char *again)
+{
+	struct bloom_pass line;
+	size_t i;
+
+	if (!b->claims_tried) {
+		b->claims_tried = 1;
+		b->claims = claims_join(b->fd);
+	}
+	if (b->claims == NULL ||
+	    !(b->claiming = claims_begin(b->claims)))
+		return BLOOM_OK;
+	if (claims_take(b->claims, hashes, isnew, n, BLOOM_CLAIMED) == 0)
+		return BLOOM_OK;
+	if (v == NULL) {
+		line = in_memory(b);
+		v = &line;
+	}
+	test_keys(b, v, NULL, NULL, hashes, n, again);
+	for (i = 0; i < n; i++)
+		again[i] = isnew[i] == 1 && again[i] == 1;
+	claims_release(b->claims, hashes, again, n);
+	for (i = 0; i < n; i++)
+		isnew[i] = again[i] ? 0 : isnew[i];
+	return BLOOM_OK;
+}
+
+/* Lets go of the claims of a chunk whose bits are set. */
+static void
+claims_done(struct bloom *b, const uint64_t *hashes,
+    const unsigned char *isnew, size_t n)
+{
+	if (b->claims == NULL)
+		return;
+	if (b->claiming)
+		claims_release(b->claims, hashes, isnew, n);
+	claims_end(b->claims);
+	b->claiming = 0;
+}
+
 /* Turns what a test found into what an add would call new. */
 static void
 found_to_new(unsigned char *found, size_t n)
@@ -626,12 +679,29 @@ bloom_add_test(struct bloom *b, const struct bloom_pretest *p,
 }
 
 int
+bloom_add_claim(struct bloom *b, const uint64_t *hashes,
+    unsigned char *isnew, size_t n, unsigned char *again)
+{
+	return claim_keys(b, NULL, hashes, isnew, n, again);
+}
+
+int
+bloom_add_claim_pass(struct bloom *b, const struct bloom_pass *v,
+    const uint64_t *hashes, unsigned char *isnew, size_t n,
+    unsigned char *again)
+{
+	return claim_keys(b, v, hashes, isnew, n, again);
+}
+
+int
 bloom_add_set(struct bloom *b, const uint64_t *hashes,
     const unsigned char *isnew, size_t n, size_t *done)
 {
 	struct bloom_pass v = in_memory(b);
+	int s = set_keys(b, &v, hashes, isnew, n, done);
 
-	return set_keys(b, &v, hashes, isnew, n, done);
+	claims_done(b, hashes, isnew, *done);
+	return s;
 }
 
 int
@@ -651,7 +721,10 @@ bloom_add_set_pass(struct bloom *b, const struct bloom_pass *v,
     const uint64_t *hashes, const unsigned char *isnew, size_t n,
     size_t *done)
 {
-	return set_keys(b, v, hashes, isnew, n, done);
+	int s = set_keys(b, v, hashes, isnew, n, done);
+
+	claims_done(b, hashes, isnew, *done);
+	return s;
 }
 
 int

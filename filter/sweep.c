@@ -356,6 +356,15 @@ sweep_add_test(struct sweep *w, struct bloom *b, const uint64_t *hashes,
 }
 
 int
+sweep_add_claim(struct sweep *w, struct bloom *b, const uint64_t *hashes,
+    unsigned char *isnew, size_t n, unsigned char *again)
+{
+	struct bloom_pass v = pass_of(w, b);
+
+	return bloom_add_claim_pass(b, &v, hashes, isnew, n, again);
+}
+
+int
 sweep_add_set(struct sweep *w, struct bloom *b, const uint64_t *hashes,
     const unsigned char *isnew, size_t n, size_t *done)
 {

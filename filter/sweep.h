@@ -45,10 +45,13 @@ uint32_t *sweep_scratch(struct sweep *w);
 int sweep_add(struct sweep *w, struct bloom *b, const uint64_t *hashes,
     size_t n, unsigned char *isnew, size_t *done);
 
-/* bloom_add_test and bloom_add_set of the n <= cap keys, a segment at a
+/* bloom_add_test, bloom_add_claim and bloom_add_set of the n <= cap keys, a segment at a
  * time in the order of its blocks. */
 int sweep_add_test(struct sweep *w, struct bloom *b, const uint64_t *hashes,
     size_t n, unsigned char *isnew);
+int sweep_add_claim(struct sweep *w, struct bloom *b,
+    const uint64_t *hashes, unsigned char *isnew, size_t n,
+    unsigned char *again);
 int sweep_add_set(struct sweep *w, struct bloom *b, const uint64_t *hashes,
     const unsigned char *isnew, size_t n, size_t *done);
 

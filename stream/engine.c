@@ -28,6 +28,9 @@
 #include "stream/engine.h"
 #include "stream/repeats.h"
 
+#define LIVE_CHUNK	8192	/* lines of a group an add --new tests,
+				 * writes and sets at a time */
+
 int
 engine_init(struct engine *e)
 {
@@ -35,7 +38,8 @@ engine_init(struct engine *e)
 
 	e->hit = malloc(LINES_MAX);
 	e->once = malloc(2 * LINES_MAX * sizeof e->once[0]);
-	if (e->hit == NULL || e->once == NULL)
+	e->again = malloc(LINES_MAX);
+	if (e->hit == NULL || e->once == NULL || e->again == NULL)
 		goto fail;
 	if (output_init(&e->out, STDOUT_FILENO) == -1)
 		goto fail;
@@ -51,8 +55,10 @@ fail:
 	saved = errno;
 	free(e->hit);
 	free(e->once);
+	free(e->again);
 	e->hit = NULL;
 	e->once = NULL;
+	e->again = NULL;
 	errno = saved;
 	return -1;
 }
@@ -80,8 +86,10 @@ engine_free(struct engine *e)
 	output_free(&e->out);
 	free(e->hit);
 	free(e->once);
+	free(e->again);
 	e->hit = NULL;
 	e->once = NULL;
+	e->again = NULL;
 }
 
 int
@@ -194,15 +202,17 @@ replan(struct engine *e)
 	lines_pretest(&e->reader, p);
 }
 
-/* Writes the lines of g that hit selects, of the first n. */
+/* Writes the lines of g that e->hit selects, of the n from the first. */
 static enum stream_end
-write_selected(struct engine *e, const struct line_group *g,
-    const unsigned char *hit, size_t n)
+write_selected(struct engine *e, const struct line_group *g, size_t first,
+    size_t n)
 {
+	const unsigned char *hit = e->hit;
 	unsigned char want = e->invert ? 0 : 1, sel[64];
 	size_t i, j, k, nsel;
 
-	for (i = 0; i < n; i += k) {
+	n += first;
+	for (i = first; i < n; i += k) {
 		k = n - i < sizeof sel ? n - i : sizeof sel;
 		/* Which lines are selected is often a coin toss: list them
 		 * without a branch per line. */
@@ -230,25 +240,41 @@ deliver(struct engine *e)
 
 /*
  * Adds the lines of g, writing the new ones (or, --dups, the others)
- * before it sets any bit: test, once per chunk, write, deliver, set.
+ * before it sets any bit: test, once per chunk, claim, write, deliver,
+ * set.  The
+ * chunks are pieces of LIVE_CHUNK lines, whose blocks are still in the
+ * processor's cache when their bits are set; the output is written about
+ * as often as when it fills.
  */
 static enum stream_end
 live_group(struct engine *e, const struct line_group *g)
 {
-	const unsigned char *pre = g->pretest != NULL ? g->found : NULL;
-	enum stream_end end;
-	size_t done;
+	const unsigned char *pre;
+	enum stream_end end = STREAM_DONE;
+	size_t from, k, done;
 
-	e->status = bloom_add_test(e->filter, g->pretest, pre, g->hash,
-	    g->nlines, e->hit);
-	if (e->status != BLOOM_OK)
-		return STREAM_FILTER_ERROR;
-	repeats_once(g->hash, e->hit, g->nlines, e->once, 2 * LINES_MAX);
-	if ((end = write_selected(e, g, e->hit, g->nlines)) != STREAM_DONE ||
-	    (end = deliver(e)) != STREAM_DONE)
-		return end;
-	e->status = bloom_add_set(e->filter, g->hash, e->hit, g->nlines,
-	    &done);
+	for (from = 0; from < g->nlines; from += k) {
+		k = g->nlines - from < LIVE_CHUNK ? g->nlines - from :
+		    LIVE_CHUNK;
+		pre = g->pretest != NULL ? g->found + from : NULL;
+		e->status = bloom_add_test(e->filter, g->pretest, pre,
+		    g->hash + from, k, e->hit + from);
+		if (e->status != BLOOM_OK)
+			return STREAM_FILTER_ERROR;
+		repeats_once(g->hash + from, e->hit + from, k, e->once,
+		    2 * LINES_MAX);
+		e->status = bloom_add_claim(e->filter, g->hash + from,
+		    e->hit + from, k, e->again);
+		if (e->status != BLOOM_OK)
+			return STREAM_FILTER_ERROR;
+		if ((end = write_selected(e, g, from, k)) != STREAM_DONE ||
+		    (end = deliver(e)) != STREAM_DONE)
+			return end;
+		e->status = bloom_add_set(e->filter, g->hash + from,
+		    e->hit + from, k, &done);
+		if (e->status != BLOOM_OK)
+			break;
+	}
 	replan(e);
 	book(e, e->hit, g->nlines, g->bytes);
 	return e->status == BLOOM_OK ? STREAM_DONE : STREAM_FILTER_ERROR;
@@ -276,7 +302,7 @@ run_group(struct engine *e, const struct line_group *g)
 	replan(e);
 	/* The lines before a failure were added: they are written. */
 	book(e, e->hit, done, g->bytes);
-	if (e->emit && write_selected(e, g, e->hit, done) != STREAM_DONE)
+	if (e->emit && write_selected(e, g, 0, done) != STREAM_DONE)
 		return STREAM_WRITE_ERROR;
 	return e->status == BLOOM_OK ? STREAM_DONE : STREAM_FILTER_ERROR;
 }
@@ -331,8 +357,8 @@ write_batch(struct engine *e, size_t n)
 	return STREAM_DONE;
 }
 
-/* Adds the batch as live_group adds a group: test, once, write, deliver,
- * set. */
+/* Adds the batch as live_group adds a group: test, once, claim, write,
+ * deliver, set. */
 static enum stream_end
 live_batch(struct engine *e)
 {
@@ -346,6 +372,10 @@ live_batch(struct engine *e)
 		return STREAM_FILTER_ERROR;
 	repeats_once(t->hash, t->hit, t->n, sweep_scratch(&t->sweep),
 	    2 * t->cap);
+	e->status = sweep_add_claim(&t->sweep, e->filter, t->hash, t->hit,
+	    t->n, t->again);
+	if (e->status != BLOOM_OK)
+		return STREAM_FILTER_ERROR;
 	if ((end = write_batch(e, t->n)) != STREAM_DONE ||
 	    (end = deliver(e)) != STREAM_DONE)
 		return end;
