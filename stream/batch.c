@@ -2,8 +2,8 @@
  * Sorted batches: the lines a sorted sweep (sweep.c) works on at once,
  * with their hashes and answers.  Lines to be written are kept in the
  * batch, or, read from a regular file, read again from it by offset when
- * they are written: all of a batch's bits are set before any of its lines
- * is written.
+ * they are written: an add --new writes a batch's lines before it sets
+ * any of their bits.
  */
 #include <sys/stat.h>
 
