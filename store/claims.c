@@ -155,8 +155,11 @@ claims_join(int fd)
 	    O_NOCTTY, st.st_mode & 0666);
 	if (c->fd == -1)
 		goto fail;
+	/* Anyone may make a file in /dev/shm: a table another user made
+	 * than the filter's owner or us is not trusted. */
 	if (flock(c->fd, LOCK_EX) == -1 || fstat(c->fd, &own) == -1 ||
-	    !S_ISREG(own.st_mode))
+	    !S_ISREG(own.st_mode) || (own.st_uid != st.st_uid &&
+	    own.st_uid != geteuid()))
 		goto fail;
 	if (own.st_size == 0) {
 		if (fchmod(c->fd, st.st_mode & 0666) == -1 ||
