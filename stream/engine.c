@@ -241,10 +241,9 @@ deliver(struct engine *e)
 /*
  * Adds the lines of g, writing the new ones (or, --dups, the others)
  * before it sets any bit: test, once per chunk, claim, write, deliver,
- * set.  The
- * chunks are pieces of LIVE_CHUNK lines, whose blocks are still in the
- * processor's cache when their bits are set; the output is written about
- * as often as when it fills.
+ * set.  The chunks are pieces of LIVE_CHUNK lines, whose blocks are still
+ * in the processor's cache when their bits are set; the output is written
+ * about as often as when it fills.
  */
 static enum stream_end
 live_group(struct engine *e, const struct line_group *g)

@@ -245,3 +245,15 @@ same_stream() {
 	run -0 bash -c 'sort -u o1 o2 o3 | comm -23 <(sort in) -'
 	[ "$output" = "" ]
 }
+
+@test "--sync syncs the output before its lines are marked seen; a pipe needs none" {
+	big_filter f.bf
+	keys 1000 >in
+	strace -f -e trace=fdatasync -o trace bloom add --new --sync f.bf in \
+	    >out
+	cmp out in
+	grep -q 'fdatasync(1) *= 0' trace
+	keys 2000 >in
+	run -0 bash -c 'bloom add --new --sync f.bf in | cat >out'
+	[ "$(wc -l <out)" -eq 1000 ]
+}
