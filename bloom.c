@@ -579,6 +579,7 @@ claim_keys(struct bloom *b, const struct bloom_pass *v, const uint64_t *hashes,
 {
 	struct bloom_pass line;
 	size_t i;
+	int s;
 
 	if (!b->claims_tried) {
 		b->claims_tried = 1;
@@ -593,6 +594,9 @@ claim_keys(struct bloom *b, const struct bloom_pass *v, const uint64_t *hashes,
 		line = in_memory(b);
 		v = &line;
 	}
+	/* Another adder may have grown the filter since. */
+	if ((s = segments_refresh(b)) != BLOOM_OK)
+		return s;
 	test_keys(b, v, NULL, NULL, hashes, n, again);
 	for (i = 0; i < n; i++)
 		again[i] = isnew[i] == 1 && again[i] == 1;
