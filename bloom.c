@@ -554,10 +554,20 @@ set_keys(struct bloom *b, const struct bloom_pass *v, const uint64_t *hashes,
 			if ((s = segments_begin_add(b, m - j, &take)) !=
 			    BLOOM_OK)
 				return s;
-			fresh = visit(v, &b->seg[b->target], hashes + pos,
-			    v->idx + j, take, 1, v->found);
-			segments_count(b, b->target, b->hdr.mode == MODE_WINDOW ?
-			    fresh : take);
+			/* Line by line, keys found new need no test: only
+			 * a window counts the keys new to its generation. */
+			if (v->visit == NULL && b->hdr.mode != MODE_WINDOW) {
+				bits_set_list(&b->seg[b->target], hashes + pos,
+				    v->idx + j, take);
+				fresh = take;
+			} else {
+				fresh = visit(v, &b->seg[b->target],
+				    hashes + pos, v->idx + j, take, 1,
+				    v->found);
+				if (b->hdr.mode != MODE_WINDOW)
+					fresh = take;
+			}
+			segments_count(b, b->target, fresh);
 			segments_end_add(b);
 		}
 	}

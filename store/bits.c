@@ -203,6 +203,22 @@ bits_add_list(const struct segment *s, const uint64_t *hashes,
 }
 
 void
+bits_set_list(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m)
+{
+	size_t j;
+
+	for (j = 0; j < m; j++) {
+		uint64_t *block = block_of(s, hashes[idx[j]]);
+
+		if (j % BATCH == 0)
+			PREFETCH_BATCH(s, SOME_KEY, j, m);
+		POSITIONS(hashes[idx[j]], s->info.hashes,
+		    __atomic_fetch_or(&block[word], bit, __ATOMIC_RELAXED));
+	}
+}
+
+void
 bits_test(const struct segment *s, const uint64_t *hashes, size_t n,
     unsigned char *found)
 {

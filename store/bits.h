@@ -57,6 +57,12 @@ size_t bits_add(const struct segment *s, const uint64_t *hashes, size_t n,
 size_t bits_add_list(const struct segment *s, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *isnew);
 
+/* Sets the bits of the m keys that idx lists in segment s, keys known to
+ * be new (tested just before), with atomic ORs and without testing them
+ * again. */
+void bits_set_list(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m);
+
 /* ORs the bits of segment from into segment to from block lo of to on,
  * with atomic ORs. */
 void bits_or(const struct segment *to, uint64_t lo,
