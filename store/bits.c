@@ -202,6 +202,15 @@ bits_add_list(const struct segment *s, const uint64_t *hashes,
 	return fresh;
 }
 
+const uint64_t *
+bits_key_mask(const struct segment *s, uint64_t h,
+    uint64_t mask[BLOCK_BYTES / 8])
+{
+	memset(mask, 0, BLOCK_BYTES);
+	POSITIONS(h, s->info.hashes, mask[word] |= bit);
+	return block_of(s, h);
+}
+
 void
 bits_set_list(const struct segment *s, const uint64_t *hashes,
     const uint32_t *idx, size_t m)

@@ -57,6 +57,12 @@ size_t bits_add(const struct segment *s, const uint64_t *hashes, size_t n,
 size_t bits_add_list(const struct segment *s, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *isnew);
 
+/* Sets mask[0..BLOCK_BYTES/8) to the bits of the key with hash h in its
+ * block of segment s, in file byte order, and returns that block's words
+ * (read them with relaxed atomic loads: other processes set bits). */
+const uint64_t *bits_key_mask(const struct segment *s, uint64_t h,
+    uint64_t mask[BLOCK_BYTES / 8]);
+
 /* Sets the bits of the m keys that idx lists in segment s, keys known to
  * be new (tested just before), with atomic ORs and without testing them
  * again. */

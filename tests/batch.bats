@@ -167,9 +167,10 @@ same() {
 	row 1 '' '' check -v f.bf in
 }
 
-# At 1 % a line may be a false positive of lines read in the same chunk
-# (group or batch), which is tested whole before its bits are set: which
-# chunk a line is in then tells if it is written.  At 1e-4 none is.
+# At 1 % a generation of 3000 fills early in the middle of the input, and
+# a chunk tested whole (a group line by line) is tested against the
+# generations as they were before it: when the rotation comes inside a
+# chunk depends on the chunk's size.  At 1e-4 none fills early.
 @test "batch: a window of generations, across a rotation, as line by line" {
 	bloom create --seed 13 --generations 3 -n 3000 -p 0.0001 f.bf
 	keys 1000 gen1- | bloom add f.bf

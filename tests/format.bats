@@ -82,39 +82,17 @@ v1_model() {
 	            bits >>= 9
 	array = bytearray(nblocks * 64)
 	inserted = 0
-	def has(key):
-	    return all(array[i] & mask for i, mask in positions(hash_of[key]))
-	def put(key):
-	    for i, mask in positions(hash_of[key]):
-	        array[i] |= mask
-	# add --new tests a chunk of up to 8192 lines (of one read) whole,
-	# writes its new lines, a repeat once, and then sets their bits.
-	chunk = []
-	def new_chunk():
-	    global inserted
-	    fresh = []
-	    for key in chunk:
-	        if not has(key) and key not in fresh:
-	            fresh.append(key)
-	            print("new " + key)
-	    for key in fresh:
-	        put(key)
-	    inserted += len(fresh)
-	    chunk.clear()
 	for op, key in ops:
-	    if op == "new":
-	        chunk.append(key)
-	        if len(chunk) == 8192:
-	            new_chunk()
-	        continue
-	    new_chunk()
-	    there = has(key)
+	    pos = list(positions(hash_of[key]))
+	    there = all(array[i] & mask for i, mask in pos)
 	    if op == "check":
 	        print(("in " if there else "out ") + key)
 	    elif not there:
-	        put(key)
+	        for i, mask in pos:
+	            array[i] |= mask
 	        inserted += 1
-	new_chunk()
+	        if op == "new":
+	            print("new " + key)
 	print("inserted %d" % inserted)
 	with open(out, "wb") as f:
 	    f.write(array)
