@@ -629,101 +629,6 @@ claims_done(struct bloom *b, const uint64_t *hashes,
 	b->claiming = 0;
 }
 
-/* A key of a chunk that shares a block with another, for chunk_mates. */
-struct mate {
-	uint64_t block;		/* its block in the target */
-	uint32_t key;		/* its index in the chunk */
-};
-
-static int
-by_block(const void *a, const void *b)
-{
-	const struct mate *x = a, *y = b;
-
-	if (x->block != y->block)
-		return x->block < y->block ? -1 : 1;
-	return x->key < y->key ? -1 : x->key > y->key;
-}
-
-/* Returns 1 if key i of a chunk goes to the target: new, or in a window
- * any key the slice holds. */
-static inline int
-goes_to_target(int window, unsigned char isnew)
-{
-	return isnew == 1 || (window && isnew == 0);
-}
-
-/*
- * Makes the answers of a chunk tested whole those of its keys added one at
- * a time, in a fixed filter: a key found new is not new if the keys
- * before it in the chunk set its missing bits, as a repeat of one does.
- * Only keys that share a block can do that: a bitmap of one bit per key,
- * from its block, finds the few that may (the others' bits are alone in
- * their block), and those are sorted by block and walked in chunk order.
- * (A growable filter may grow, and a window rotate, in the middle of a
- * chunk: there the keys of a chunk go to more than one segment, and a
- * line whose bits only lines of its own chunk set is written as new.)
- */
-static void
-chunk_mates(struct bloom *b, const uint64_t *hashes, unsigned char *isnew,
-    size_t n)
-{
-	enum { LOG = 16, WORDS = (1 << LOG) / 64 };
-	uint64_t once[WORDS], twice[WORDS];
-	const struct segment *t = &b->seg[b->target];
-	int window = b->hdr.mode == MODE_WINDOW;
-	uint64_t mask[BLOCK_BYTES / 8], have[BLOCK_BYTES / 8], x, missing;
-	const uint64_t *words;
-	struct mate *m;
-	size_t i, j, nm = 0;
-	unsigned w;
-
-	if (b->hdr.mode != MODE_FIXED)
-		return;
-	memset(once, 0, sizeof once);
-	memset(twice, 0, sizeof twice);
-	for (i = 0; i < n; i++) {
-		if (!goes_to_target(window, isnew[i]))
-			continue;
-		x = bits_block(t, hashes[i]) * 0x9e3779b97f4a7c15ULL >>
-		    (64 - LOG);
-		twice[x >> 6] |= once[x >> 6] & (uint64_t)1 << (x & 63);
-		once[x >> 6] |= (uint64_t)1 << (x & 63);
-	}
-	for (i = 0; i < n; i++) {
-		x = bits_block(t, hashes[i]) * 0x9e3779b97f4a7c15ULL >>
-		    (64 - LOG);
-		nm += goes_to_target(window, isnew[i]) &&
-		    (twice[x >> 6] >> (x & 63) & 1);
-	}
-	if (nm < 2 || (m = malloc(nm * sizeof m[0])) == NULL)
-		return;
-	for (i = j = 0; i < n; i++) {
-		x = bits_block(t, hashes[i]) * 0x9e3779b97f4a7c15ULL >>
-		    (64 - LOG);
-		if (goes_to_target(window, isnew[i]) &&
-		    (twice[x >> 6] >> (x & 63) & 1)) {
-			m[j].block = bits_block(t, hashes[i]);
-			m[j++].key = (uint32_t)i;
-		}
-	}
-	qsort(m, nm, sizeof m[0], by_block);
-	for (i = 0; i < nm; i++) {
-		if (i == 0 || m[i].block != m[i - 1].block)
-			memset(have, 0, sizeof have);
-		words = bits_key_mask(t, hashes[m[i].key], mask);
-		missing = 0;
-		for (w = 0; w < BLOCK_BYTES / 8; w++)
-			missing |= mask[w] & ~(have[w] |
-			    __atomic_load_n(&words[w], __ATOMIC_RELAXED));
-		if (isnew[m[i].key] == 1 && missing == 0)
-			isnew[m[i].key] = 0;
-		for (w = 0; w < BLOCK_BYTES / 8; w++)
-			have[w] |= mask[w];
-	}
-	free(m);
-}
-
 /* Turns what a test found into what an add would call new. */
 static void
 found_to_new(unsigned char *found, size_t n)
@@ -784,7 +689,11 @@ bloom_add_test(struct bloom *b, const struct bloom_pretest *p,
 	if ((s = bloom_test(b, p, prefound, hashes, n, isnew)) != BLOOM_OK)
 		return s;
 	found_to_new(isnew, n);
-	chunk_mates(b, hashes, isnew, n);
+	/* A growable filter may grow, and a window rotate, in the middle
+	 * of a chunk, whose keys then go to more than one segment: there a
+	 * line whose bits only lines of its own chunk set is new. */
+	if (b->hdr.mode == MODE_FIXED)
+		bits_chunk_mates(&b->seg[b->target], hashes, isnew, n);
 	return BLOOM_OK;
 }
 
@@ -823,7 +732,11 @@ bloom_add_test_pass(struct bloom *b, const struct bloom_pass *v,
 	if ((s = bloom_test_pass(b, v, hashes, n, isnew)) != BLOOM_OK)
 		return s;
 	found_to_new(isnew, n);
-	chunk_mates(b, hashes, isnew, n);
+	/* A growable filter may grow, and a window rotate, in the middle
+	 * of a chunk, whose keys then go to more than one segment: there a
+	 * line whose bits only lines of its own chunk set is new. */
+	if (b->hdr.mode == MODE_FIXED)
+		bits_chunk_mates(&b->seg[b->target], hashes, isnew, n);
 	return BLOOM_OK;
 }
 
