@@ -24,6 +24,7 @@
 #include "hash.h"
 #include "lib/memory.h"
 #include "store/bits.h"
+#include "store/claims.h"
 #include "store/holes.h"
 #include "store/handle.h"
 #include "store/segments.h"
@@ -254,6 +255,8 @@ bloom_close(struct bloom *b)
 {
 	if (b == NULL)
 		return;
+	claims_leave(b->claims);
+	b->claims = NULL;
 	segments_unmap(b);
 	if (b->head != NULL)
 		munmap(b->head, b->head_size);
@@ -513,6 +516,139 @@ add_keys(struct bloom *b, const struct bloom_pass *v,
 	return BLOOM_OK;
 }
 
+/*
+ * Lists in v->idx the keys of n that bloom_add_set is to set: the ones
+ * isnew marks new; in a window also the ones it marks found, which are
+ * remembered from now on.  Returns how many.
+ */
+static size_t
+list_to_set(const struct bloom *b, const struct bloom_pass *v,
+    const unsigned char *isnew, size_t n)
+{
+	size_t i, m = 0;
+
+	if (b->hdr.mode == MODE_WINDOW) {
+		for (i = 0; i < n; i++) {
+			v->idx[m] = (uint32_t)i;
+			m += isnew[i] <= 1;
+		}
+		return m;
+	}
+	for (i = 0; i < n; i++) {
+		v->idx[m] = (uint32_t)i;
+		m += isnew[i] == 1;
+	}
+	return m;
+}
+
+/*
+ * Sets the keys that isnew says to, v->max at a time, in turns as add_keys
+ * does: the keys found new were tested against every live segment, so
+ * they go to the target alone, with no more tests.  A fixed or growable
+ * filter counts as inserted the keys found new, which are the lines the
+ * caller wrote; a window, the keys new to its generation.
+ */
+static int
+set_keys(struct bloom *b, const struct bloom_pass *v, const uint64_t *hashes,
+    const unsigned char *isnew, size_t n, size_t *done)
+{
+	size_t pos, chunk, m, j, take, fresh;
+	int s;
+
+	for (pos = 0; pos < n; pos += chunk) {
+		*done = pos;
+		chunk = n - pos < v->max ? n - pos : v->max;
+		m = list_to_set(b, v, isnew + pos, chunk);
+		for (j = 0; j < m; j += take) {
+			if ((s = segments_begin_add(b, m - j, &take)) !=
+			    BLOOM_OK)
+				return s;
+			/* Line by line, keys found new need no test: only
+			 * a window counts the keys new to its generation. */
+			if (v->visit == NULL && b->hdr.mode != MODE_WINDOW) {
+				bits_set_list(&b->seg[b->target], hashes + pos,
+				    v->idx + j, take);
+				fresh = take;
+			} else {
+				fresh = visit(v, &b->seg[b->target],
+				    hashes + pos, v->idx + j, take, 1,
+				    v->found);
+				if (b->hdr.mode != MODE_WINDOW)
+					fresh = take;
+			}
+			segments_count(b, b->target, fresh);
+			segments_end_add(b);
+		}
+	}
+	*done = n;
+	return BLOOM_OK;
+}
+
+static struct bloom_pass in_memory(struct bloom *b);
+
+/*
+ * Claims the keys isnew marks new, if other adders are at work, and tests
+ * the claimed ones again (pass v, or line by line if NULL) into again:
+ * those found now were written by another adder, which set their bits
+ * after bloom_add_test; they are let go of and marked 0.
+ */
+static int
+claim_keys(struct bloom *b, const struct bloom_pass *v, const uint64_t *hashes,
+    unsigned char *isnew, size_t n, unsigned char *again)
+{
+	struct bloom_pass line;
+	size_t i;
+	int s;
+
+	if (!b->claims_tried) {
+		b->claims_tried = 1;
+		b->claims = claims_join(b->fd);
+	}
+	if (b->claims == NULL ||
+	    !(b->claiming = claims_begin(b->claims)))
+		return BLOOM_OK;
+	if (claims_take(b->claims, hashes, isnew, n, BLOOM_CLAIMED) == 0)
+		return BLOOM_OK;
+	if (v == NULL) {
+		line = in_memory(b);
+		v = &line;
+	}
+	/* Another adder may have grown the filter since. */
+	if ((s = segments_refresh(b)) != BLOOM_OK)
+		return s;
+	test_keys(b, v, NULL, NULL, hashes, n, again);
+	for (i = 0; i < n; i++)
+		again[i] = isnew[i] == 1 && again[i] == 1;
+	claims_release(b->claims, hashes, again, n);
+	for (i = 0; i < n; i++)
+		isnew[i] = again[i] ? 0 : isnew[i];
+	return BLOOM_OK;
+}
+
+/* Lets go of the claims of a chunk whose bits are set. */
+static void
+claims_done(struct bloom *b, const uint64_t *hashes,
+    const unsigned char *isnew, size_t n)
+{
+	if (b->claims == NULL)
+		return;
+	if (b->claiming)
+		claims_release(b->claims, hashes, isnew, n);
+	claims_end(b->claims);
+	b->claiming = 0;
+}
+
+/* Turns what a test found into what an add would call new. */
+static void
+found_to_new(unsigned char *found, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		found[i] = (unsigned char)(found[i] <= 1 ? !found[i] :
+		    found[i]);
+}
+
 /* The line-by-line pass: through the mapping, with prefetching. */
 static struct bloom_pass
 in_memory(struct bloom *b)
@@ -550,6 +686,78 @@ bloom_add(struct bloom *b, const struct bloom_pretest *p,
 
 	note_lookups(b, n);
 	return add_keys(b, &v, p, prefound, hashes, n, isnew, done);
+}
+
+int
+bloom_add_test(struct bloom *b, const struct bloom_pretest *p,
+    const unsigned char *prefound, const uint64_t *hashes, size_t n,
+    unsigned char *isnew)
+{
+	int s;
+
+	if ((s = bloom_test(b, p, prefound, hashes, n, isnew)) != BLOOM_OK)
+		return s;
+	found_to_new(isnew, n);
+	/* A growable filter may grow, and a window rotate, in the middle
+	 * of a chunk, whose keys then go to more than one segment: there a
+	 * line whose bits only lines of its own chunk set is new. */
+	if (b->hdr.mode == MODE_FIXED)
+		bits_chunk_mates(&b->seg[b->target], hashes, isnew, n);
+	return BLOOM_OK;
+}
+
+int
+bloom_add_claim(struct bloom *b, const uint64_t *hashes,
+    unsigned char *isnew, size_t n, unsigned char *again)
+{
+	return claim_keys(b, NULL, hashes, isnew, n, again);
+}
+
+int
+bloom_add_claim_pass(struct bloom *b, const struct bloom_pass *v,
+    const uint64_t *hashes, unsigned char *isnew, size_t n,
+    unsigned char *again)
+{
+	return claim_keys(b, v, hashes, isnew, n, again);
+}
+
+int
+bloom_add_set(struct bloom *b, const uint64_t *hashes,
+    const unsigned char *isnew, size_t n, size_t *done)
+{
+	struct bloom_pass v = in_memory(b);
+	int s = set_keys(b, &v, hashes, isnew, n, done);
+
+	claims_done(b, hashes, isnew, *done);
+	return s;
+}
+
+int
+bloom_add_test_pass(struct bloom *b, const struct bloom_pass *v,
+    const uint64_t *hashes, size_t n, unsigned char *isnew)
+{
+	int s;
+
+	if ((s = bloom_test_pass(b, v, hashes, n, isnew)) != BLOOM_OK)
+		return s;
+	found_to_new(isnew, n);
+	/* A growable filter may grow, and a window rotate, in the middle
+	 * of a chunk, whose keys then go to more than one segment: there a
+	 * line whose bits only lines of its own chunk set is new. */
+	if (b->hdr.mode == MODE_FIXED)
+		bits_chunk_mates(&b->seg[b->target], hashes, isnew, n);
+	return BLOOM_OK;
+}
+
+int
+bloom_add_set_pass(struct bloom *b, const struct bloom_pass *v,
+    const uint64_t *hashes, const unsigned char *isnew, size_t n,
+    size_t *done)
+{
+	int s = set_keys(b, v, hashes, isnew, n, done);
+
+	claims_done(b, hashes, isnew, *done);
+	return s;
 }
 
 int

@@ -17,6 +17,10 @@
  * neither found nor new. */
 #define BLOOM_ELSEWHERE	2
 
+/* What the engine marks a new key with that another adder of the filter
+ * has claimed (claims.h): it neither writes nor sets it. */
+#define BLOOM_CLAIMED	3
+
 struct bloom;		/* an open filter */
 struct segment;		/* one of its segments, as mapped */
 struct bloom_pretest;	/* segments a reader thread tests ahead */
@@ -129,6 +133,38 @@ int bloom_add(struct bloom *b, const struct bloom_pretest *p,
     const unsigned char *prefound, const uint64_t *hashes, size_t n,
     unsigned char *isnew, size_t *done);
 
+/* The two halves of an add that writes its new lines before it marks them
+ * seen (add --new): bloom_add_test says which keys are new, as bloom_add
+ * would, and sets no bit; once their lines are written, bloom_add_set sets
+ * the bits.  Between the two, another process may add the same keys: a
+ * key can be new to both (see claims.h). */
+
+/* Sets isnew[i] to 1 if key i is in no live segment, else 0
+ * (BLOOM_ELSEWHERE for a key another slice holds), and sets no bit.
+ * Takes what bloom_pretest found for p as prefound, or NULL.  Returns
+ * BLOOM_OK, or a status before testing any (BLOOM_ERRNO with errno set). */
+int bloom_add_test(struct bloom *b, const struct bloom_pretest *p,
+    const unsigned char *prefound, const uint64_t *hashes, size_t n,
+    unsigned char *isnew);
+
+/* Between bloom_add_test and bloom_add_set: while other processes add to
+ * b at once, claims the keys isnew marks 1 (store/claims.h), marking those
+ * another live adder claimed BLOOM_CLAIMED, then tests the claimed keys
+ * again and marks 0 those whose bits another adder set meanwhile (again:
+ * n bytes of scratch).  bloom_add_set lets go of the claims.  Returns
+ * BLOOM_OK or a status. */
+int bloom_add_claim(struct bloom *b, const uint64_t *hashes,
+    unsigned char *isnew, size_t n, unsigned char *again);
+
+/* Adds the keys that bloom_add_test found new and isnew still marks 1 (a
+ * window: also those it marks 0, so that a key seen again is remembered
+ * from now on; never those marked BLOOM_ELSEWHERE or BLOOM_CLAIMED),
+ * growing or rotating as bloom_add does, and counts the keys marked 1 as
+ * inserted.  Sets *done to the number of keys, from the first, whose bits
+ * are set, n unless it fails.  Returns BLOOM_OK or a status. */
+int bloom_add_set(struct bloom *b, const uint64_t *hashes,
+    const unsigned char *isnew, size_t n, size_t *done);
+
 /* Tests the n keys with the given hashes; found[i] is set to 1 if key i
  * may be in the set, 0 if it certainly is not (BLOOM_ELSEWHERE if another
  * slice holds it).  Takes what bloom_pretest found for p as prefound, or
@@ -183,6 +219,16 @@ struct bloom_pass {
  * BLOOM_OK or a status. */
 int bloom_add_pass(struct bloom *b, const struct bloom_pass *v,
     const uint64_t *hashes, size_t n, unsigned char *isnew, size_t *done);
+
+/* bloom_add_test and bloom_add_set, each segment visited by v. */
+int bloom_add_test_pass(struct bloom *b, const struct bloom_pass *v,
+    const uint64_t *hashes, size_t n, unsigned char *isnew);
+int bloom_add_claim_pass(struct bloom *b, const struct bloom_pass *v,
+    const uint64_t *hashes, unsigned char *isnew, size_t n,
+    unsigned char *again);
+int bloom_add_set_pass(struct bloom *b, const struct bloom_pass *v,
+    const uint64_t *hashes, const unsigned char *isnew, size_t n,
+    size_t *done);
 
 /* Tests the n keys as bloom_test does, each segment visited by v.
  * Returns BLOOM_OK or a status. */

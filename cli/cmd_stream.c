@@ -411,6 +411,7 @@ cmd_add(int argc, char **argv)
 			break;
 		case OPT_SYNC:
 			sync = 1;
+			job.sync = 1;
 			break;
 		case OPT_PROGRESS:
 			shown = 1;

@@ -55,8 +55,10 @@ sweep_init(struct sweep *w, const struct memory_plan *p, size_t cap)
 	w->cap = cap;
 	w->fd = -1;
 	w->found = malloc(cap);
-	w->todo = malloc(cap * sizeof w->todo[0]);
-	w->order = malloc(cap * sizeof w->order[0]);
+	/* todo and order in one piece: sweep_scratch lends it whole. */
+	w->todo = cap <= SIZE_MAX / 2 / sizeof w->todo[0] ?
+	    malloc(2 * cap * sizeof w->todo[0]) : NULL;
+	w->order = w->todo != NULL ? w->todo + cap : NULL;
 	w->start = malloc((WINDOWS_MAX + 1) * sizeof w->start[0]);
 	/* Out of core, two windows' buffers: one read while the other is
 	 * worked on.  Without them the mapping is read, in order. */
@@ -78,12 +80,17 @@ sweep_free(struct sweep *w)
 {
 	free(w->found);
 	free(w->todo);
-	free(w->order);
 	free(w->start);
 	free(w->window[0]);
 	free(w->window[1]);
 	memset(w, 0, sizeof *w);
 	w->fd = -1;
+}
+
+uint32_t *
+sweep_scratch(struct sweep *w)
+{
+	return w->todo;
 }
 
 /* Where window n of the segment at x is, page-aligned: in the mapping and
@@ -274,7 +281,12 @@ visit(void *arg, const struct segment *s, const uint64_t *hashes,
 	while ((x.nblocks + wblocks - 1) / wblocks > WINDOWS_MAX)
 		wblocks *= 2;
 	nwin = sort_by_window(w, s, x.nblocks, hashes, idx, m, wblocks);
-	if (!w->plan.out_of_core) {
+	/* A few keys, as when input trickles in, fault in the few pages
+	 * they need rather than read whole windows. */
+	all = window_range(&x, x.nblocks * BLOCK_BYTES, 0);
+	if (w->plan.out_of_core && m < all.len / PAGE / POPULATE_PER)
+		madvise(all.addr, all.len, MADV_RANDOM);
+	if (!w->plan.out_of_core || m < all.len / PAGE / POPULATE_PER) {
 		for (n = 0; n < nwin; n++)
 			count += visit_window(w, s, hashes, NULL, 0,
 			    window_range(&x, wblocks * BLOCK_BYTES, n),
@@ -286,7 +298,6 @@ visit(void *arg, const struct segment *s, const uint64_t *hashes,
 	 * is read through the mapping, in order. */
 	buffered = w->window[0] != NULL && w->window[1] != NULL &&
 	    wblocks * BLOCK_BYTES <= w->plan.window;
-	all = window_range(&x, x.nblocks * BLOCK_BYTES, 0);
 	madvise(all.addr, all.len, buffered ? MADV_RANDOM : MADV_SEQUENTIAL);
 #ifdef MADV_NOHUGEPAGE
 	madvise(all.addr, all.len, MADV_NOHUGEPAGE);
@@ -369,6 +380,33 @@ sweep_add(struct sweep *w, struct bloom *b, const uint64_t *hashes,
 		return BLOOM_ERRNO;
 	}
 	return s;
+}
+
+int
+sweep_add_test(struct sweep *w, struct bloom *b, const uint64_t *hashes,
+    size_t n, unsigned char *isnew)
+{
+	struct bloom_pass v = pass_of(w, b);
+
+	return bloom_add_test_pass(b, &v, hashes, n, isnew);
+}
+
+int
+sweep_add_claim(struct sweep *w, struct bloom *b, const uint64_t *hashes,
+    unsigned char *isnew, size_t n, unsigned char *again)
+{
+	struct bloom_pass v = pass_of(w, b);
+
+	return bloom_add_claim_pass(b, &v, hashes, isnew, n, again);
+}
+
+int
+sweep_add_set(struct sweep *w, struct bloom *b, const uint64_t *hashes,
+    const unsigned char *isnew, size_t n, size_t *done)
+{
+	struct bloom_pass v = pass_of(w, b);
+
+	return bloom_add_set_pass(b, &v, hashes, isnew, n, done);
 }
 
 int

@@ -24,7 +24,8 @@ struct sweep {
 				 * during a pass, or 0 */
 	unsigned char *found;	/* per key: in a segment not added to */
 	uint32_t *todo;		/* the keys a pass visits, input order */
-	uint32_t *order;	/* the same, sorted by window */
+	uint32_t *order;	/* the same, sorted by window (right after
+				 * todo, in the same allocation) */
 	uint64_t *start;	/* per window: where its keys end in order */
 	unsigned char *window[2];	/* out of core: windows read with
 				 * pread, one while the other is worked on */
@@ -37,12 +38,26 @@ int sweep_init(struct sweep *w, const struct memory_plan *p, size_t cap);
 /* Frees what sweep_init allocated. */
 void sweep_free(struct sweep *w);
 
+/* Returns 2 * cap entries of w's scratch, free for the caller between
+ * its passes. */
+uint32_t *sweep_scratch(struct sweep *w);
+
 /* Adds the n <= cap keys to b as bloom_add does (isnew, *done), a
  * segment at a time in the order of its blocks.  Returns BLOOM_OK or a
  * status: BLOOM_ERRNO if writing a window back out of core failed, the
  * bits then set in memory but not on disk. */
 int sweep_add(struct sweep *w, struct bloom *b, const uint64_t *hashes,
     size_t n, unsigned char *isnew, size_t *done);
+
+/* bloom_add_test, bloom_add_claim and bloom_add_set of the n <= cap keys, a segment at a
+ * time in the order of its blocks. */
+int sweep_add_test(struct sweep *w, struct bloom *b, const uint64_t *hashes,
+    size_t n, unsigned char *isnew);
+int sweep_add_claim(struct sweep *w, struct bloom *b,
+    const uint64_t *hashes, unsigned char *isnew, size_t n,
+    unsigned char *again);
+int sweep_add_set(struct sweep *w, struct bloom *b, const uint64_t *hashes,
+    const unsigned char *isnew, size_t n, size_t *done);
 
 /* Tests the n <= cap keys against b as bloom_test does (found), a segment
  * at a time in the order of its blocks.  Returns BLOOM_OK or a status. */

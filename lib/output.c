@@ -6,8 +6,10 @@
  * A write is never cut short.  SIGTERM, SIGINT and SIGHUP are held while
  * one is under way and take effect as soon as it is done: the buffer only
  * ever holds whole lines, so the reader of the output never gets half a
- * line, and every line it got was added first.  A descriptor left
- * non-blocking by another program is waited for with poll(2).
+ * line.  add --new marks its lines seen only once output_flush (or
+ * output_sync) returned: a line the kernel did not take is not marked.
+ * A descriptor left non-blocking by another program is waited for with
+ * poll(2).
  */
 #include <errno.h>
 #include <poll.h>
@@ -107,6 +109,23 @@ output_flush(struct output *out)
 	if (out->failed)
 		return -1;
 	return write_whole(out, out->buf, len, NULL, 0);
+}
+
+int
+output_sync(struct output *out)
+{
+	if (output_flush(out) == -1)
+		return -1;
+	while (fdatasync(out->fd) == -1) {
+		if (errno == EINTR)
+			continue;
+		if (errno == EINVAL || errno == EROFS)
+			break;	/* nothing that can be synced */
+		out->failed = 1;
+		out->err = errno;
+		return -1;
+	}
+	return 0;
 }
 
 int

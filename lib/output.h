@@ -24,6 +24,12 @@ int output_init(struct output *out, int fd);
  * out->err says why and nothing more is written). */
 int output_flush(struct output *out);
 
+/* Writes what is pending and waits until the file holds it on stable
+ * storage (fdatasync(2)); a pipe, socket or terminal, which cannot be
+ * synced, counts as synced once written.  Returns 0, or -1 as
+ * output_flush. */
+int output_sync(struct output *out);
+
 /* Appends a line of len bytes and its terminator delim.  Returns 0, or -1
  * as output_flush. */
 int output_line(struct output *out, const unsigned char *line, size_t len,

@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 
 #include <limits.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -202,6 +203,31 @@ bits_add_list(const struct segment *s, const uint64_t *hashes,
 	return fresh;
 }
 
+const uint64_t *
+bits_key_mask(const struct segment *s, uint64_t h,
+    uint64_t mask[BLOCK_BYTES / 8])
+{
+	memset(mask, 0, BLOCK_BYTES);
+	POSITIONS(h, s->info.hashes, mask[word] |= bit);
+	return block_of(s, h);
+}
+
+void
+bits_set_list(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m)
+{
+	size_t j;
+
+	for (j = 0; j < m; j++) {
+		uint64_t *block = block_of(s, hashes[idx[j]]);
+
+		if (j % BATCH == 0)
+			PREFETCH_BATCH(s, SOME_KEY, j, m);
+		POSITIONS(hashes[idx[j]], s->info.hashes,
+		    __atomic_fetch_or(&block[word], bit, __ATOMIC_RELAXED));
+	}
+}
+
 void
 bits_test(const struct segment *s, const uint64_t *hashes, size_t n,
     unsigned char *found)
@@ -347,4 +373,89 @@ bits_or(const struct segment *to, uint64_t lo, const struct segment *from)
 		if ((w & ~__atomic_load_n(&dst[i], __ATOMIC_RELAXED)) != 0)
 			__atomic_fetch_or(&dst[i], w, __ATOMIC_RELAXED);
 	}
+}
+
+/* ==== A chunk of keys added at once ==== */
+
+/* A key of a chunk that shares a block with another, for
+ * bits_chunk_mates. */
+struct mate {
+	uint64_t block;		/* its block in the target */
+	uint32_t key;		/* its index in the chunk */
+};
+
+static int
+by_block(const void *a, const void *b)
+{
+	const struct mate *x = a, *y = b;
+
+	if (x->block != y->block)
+		return x->block < y->block ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+
+/*
+ * A bitmap of one bit per key, from its block, finds the few keys of a
+ * chunk that share a block with another (the others' bits are alone in
+ * their block); those are sorted by block and walked in chunk order,
+ * each tested against its block and the bits of the keys before it.
+ */
+#define MATES_LOG	16	/* log2 of the bits of the bitmap */
+#define MATES_WORDS	(((size_t)1 << MATES_LOG) / 64)
+
+static inline uint64_t
+mates_bit(const struct segment *t, uint64_t h)
+{
+	return bits_block(t, h) * SPLITMIX_GAMMA >> (64 - MATES_LOG);
+}
+
+void
+bits_chunk_mates(const struct segment *t, const uint64_t *hashes,
+    unsigned char *isnew, size_t n)
+{
+	uint64_t once[MATES_WORDS], twice[MATES_WORDS];
+	uint64_t mask[BLOCK_BYTES / 8], have[BLOCK_BYTES / 8], x, missing;
+	const uint64_t *words;
+	struct mate *m;
+	size_t i, j, nm = 0;
+	unsigned w;
+
+	memset(once, 0, sizeof once);
+	memset(twice, 0, sizeof twice);
+	for (i = 0; i < n; i++) {
+		if (isnew[i] != 1)
+			continue;
+		x = mates_bit(t, hashes[i]);
+		twice[x >> 6] |= once[x >> 6] & (uint64_t)1 << (x & 63);
+		once[x >> 6] |= (uint64_t)1 << (x & 63);
+	}
+	for (i = 0; i < n; i++) {
+		x = mates_bit(t, hashes[i]);
+		nm += isnew[i] == 1 && (twice[x >> 6] >> (x & 63) & 1);
+	}
+	if (nm < 2 || (m = malloc(nm * sizeof m[0])) == NULL)
+		return;
+	for (i = j = 0; i < n; i++) {
+		x = mates_bit(t, hashes[i]);
+		if (isnew[i] == 1 && (twice[x >> 6] >> (x & 63) & 1)) {
+			m[j].block = bits_block(t, hashes[i]);
+			m[j++].key = (uint32_t)i;
+		}
+	}
+	qsort(m, nm, sizeof m[0], by_block);
+	for (i = 0; i < nm; i++) {
+		if (i == 0 || m[i].block != m[i - 1].block)
+			memset(have, 0, sizeof have);
+		words = bits_key_mask(t, hashes[m[i].key], mask);
+		missing = 0;
+		for (w = 0; w < BLOCK_BYTES / 8; w++)
+			missing |= mask[w] & ~(have[w] |
+			    __atomic_load_n(&words[w], __ATOMIC_RELAXED));
+		if (missing == 0)
+			isnew[m[i].key] = 0;
+		for (w = 0; w < BLOCK_BYTES / 8; w++)
+			have[w] |= mask[w];
+	}
+	free(m);
 }

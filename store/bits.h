@@ -57,6 +57,25 @@ size_t bits_add(const struct segment *s, const uint64_t *hashes, size_t n,
 size_t bits_add_list(const struct segment *s, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *isnew);
 
+/* Sets mask[0..BLOCK_BYTES/8) to the bits of the key with hash h in its
+ * block of segment s, in file byte order, and returns that block's words
+ * (read them with relaxed atomic loads: other processes set bits). */
+const uint64_t *bits_key_mask(const struct segment *s, uint64_t h,
+    uint64_t mask[BLOCK_BYTES / 8]);
+
+/* Makes the answers of a chunk of n keys tested against segment t at once
+ * (isnew[i] 1 for a new key) those of its keys added to t one at a time:
+ * a key marked 1 is marked 0 if the keys marked 1 before it set its
+ * missing bits, as a repeat of one does. */
+void bits_chunk_mates(const struct segment *t, const uint64_t *hashes,
+    unsigned char *isnew, size_t n);
+
+/* Sets the bits of the m keys that idx lists in segment s, keys known to
+ * be new (tested just before), with atomic ORs and without testing them
+ * again. */
+void bits_set_list(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m);
+
 /* ORs the bits of segment from into segment to from block lo of to on,
  * with atomic ORs. */
 void bits_or(const struct segment *to, uint64_t lo,

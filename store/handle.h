@@ -53,6 +53,10 @@ struct bloom {
 				 * growth or rotation has lasted a second;
 				 * set by the caller after bloom_open */
 	int lock_wait_told;	/* on_lock_wait was called */
+	struct claims *claims;	/* add --new: the filter's claim table,
+				 * or NULL */
+	int claims_tried;	/* claims_join was called */
+	int claiming;		/* the chunk being added claims its keys */
 };
 
 /* Waits for a lock another process holds: tried every BLOOM_WAIT_TICK_NS,

@@ -2,8 +2,8 @@
  * Sorted batches: the lines a sorted sweep (sweep.c) works on at once,
  * with their hashes and answers.  Lines to be written are kept in the
  * batch, or, read from a regular file, read again from it by offset when
- * they are written: all of a batch's bits are set before any of its lines
- * is written.
+ * they are written: an add --new writes a batch's lines before it sets
+ * any of their bits.
  */
 #include <sys/stat.h>
 
@@ -21,7 +21,7 @@
 int
 batch_init(struct batch *t, const struct memory_plan *p, int keep_lines)
 {
-	size_t per_key = sizeof t->hash[0] + 1 + SWEEP_KEY_BYTES;
+	size_t per_key = sizeof t->hash[0] + 2 + SWEEP_KEY_BYTES;
 	uint64_t cap;
 
 	memset(t, 0, sizeof *t);
@@ -36,12 +36,13 @@ batch_init(struct batch *t, const struct memory_plan *p, int keep_lines)
 	t->cap = cap < 1 ? 1 : cap > KEYS_MAX ? KEYS_MAX : (size_t)cap;
 	t->hash = malloc(t->cap * sizeof t->hash[0]);
 	t->hit = malloc(t->cap);
+	t->again = malloc(t->cap);
 	if (keep_lines) {
 		t->end = malloc(t->cap * sizeof t->end[0]);
 		t->text_cap = (size_t)p->batch_bytes;
 		t->text = malloc(t->text_cap);
 	}
-	if (t->hash == NULL || t->hit == NULL ||
+	if (t->hash == NULL || t->hit == NULL || t->again == NULL ||
 	    (keep_lines && (t->end == NULL || t->text == NULL)) ||
 	    sweep_init(&t->sweep, p, t->cap) == -1) {
 		batch_free(t);
@@ -56,6 +57,7 @@ batch_free(struct batch *t)
 {
 	free(t->hash);
 	free(t->hit);
+	free(t->again);
 	free(t->end);
 	free(t->text);
 	free(t->back);

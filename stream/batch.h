@@ -21,6 +21,8 @@ struct batch {
 	size_t n;		/* keys in it */
 	uint64_t *hash;		/* their hashes, in input order */
 	unsigned char *hit;	/* per key: new (add) or found (check) */
+	unsigned char *again;	/* add --new: per key, found when tested
+				 * again after it was claimed */
 	uint64_t bytes;		/* input bytes of its lines */
 	uint64_t group_bytes;	/* bytes counted for the lines taken from
 				 * the group taken last */

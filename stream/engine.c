@@ -6,6 +6,17 @@
  * to the output in input order.  Both passes are booked alike (book), so
  * that the counts, the events and the progress are the same whichever
  * runs.  The subcommands in cli/ only set the options of struct engine.
+ *
+ * An add that writes lines (--new, --dups) never marks a line seen before
+ * it is written: each chunk (a group, or a batch) is tested whole, a line
+ * repeated inside it new once (repeats.c), its selected lines written
+ * with write(2) (and synced, with --sync), and only then are its bits
+ * set.  Whatever stops it in between leaves the chunk's lines unmarked,
+ * to be called new again by the next run: repeated, never lost.
+ *
+ * Whenever the input stops coming (a read would block), the lines held
+ * are answered and written at once, a batch too, however small: sorted
+ * batches are only as large as the input that is already there.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,6 +26,10 @@
 #include <unistd.h>
 
 #include "stream/engine.h"
+#include "stream/repeats.h"
+
+#define LIVE_CHUNK	8192	/* lines of a group an add --new tests,
+				 * writes and sets at a time */
 
 int
 engine_init(struct engine *e)
@@ -22,8 +37,10 @@ engine_init(struct engine *e)
 	int saved;
 
 	e->hit = malloc(LINES_MAX);
-	if (e->hit == NULL)
-		return -1;
+	e->once = malloc(2 * LINES_MAX * sizeof e->once[0]);
+	e->again = malloc(LINES_MAX);
+	if (e->hit == NULL || e->once == NULL || e->again == NULL)
+		goto fail;
 	if (output_init(&e->out, STDOUT_FILENO) == -1)
 		goto fail;
 	/* The other filters of a union hash the lines' bytes themselves. */
@@ -39,7 +56,11 @@ engine_init(struct engine *e)
 fail:
 	saved = errno;
 	free(e->hit);
+	free(e->once);
+	free(e->again);
 	e->hit = NULL;
+	e->once = NULL;
+	e->again = NULL;
 	errno = saved;
 	return -1;
 }
@@ -66,7 +87,11 @@ engine_free(struct engine *e)
 	lines_free(&e->reader);
 	output_free(&e->out);
 	free(e->hit);
+	free(e->once);
+	free(e->again);
 	e->hit = NULL;
+	e->once = NULL;
+	e->again = NULL;
 }
 
 int
@@ -207,15 +232,17 @@ which_name(const struct engine *e, size_t i)
 	return bloom_path(e->all->filter[e->all->which[i]]);
 }
 
-/* Writes the lines of g that hit selects, of the first n. */
+/* Writes the lines of g that e->hit selects, of the n from the first. */
 static enum stream_end
-write_selected(struct engine *e, const struct line_group *g,
-    const unsigned char *hit, size_t n)
+write_selected(struct engine *e, const struct line_group *g, size_t first,
+    size_t n)
 {
+	const unsigned char *hit = e->hit;
 	unsigned char want = e->invert ? 0 : 1, sel[64];
 	size_t i, j, k, nsel;
 
-	for (i = 0; i < n; i += k) {
+	n += first;
+	for (i = first; i < n; i += k) {
 		k = n - i < sizeof sel ? n - i : sizeof sel;
 		/* Which lines are selected is often a coin toss: list them
 		 * without a branch per line. */
@@ -232,6 +259,57 @@ write_selected(struct engine *e, const struct line_group *g,
 	return STREAM_DONE;
 }
 
+/* Hands what is written over to the kernel, and with --sync to the
+ * disk: after this the lines written may be marked seen. */
+static enum stream_end
+deliver(struct engine *e)
+{
+	int rc = e->sync ? output_sync(&e->out) : output_flush(&e->out);
+
+	return rc == -1 ? STREAM_WRITE_ERROR : STREAM_DONE;
+}
+
+/*
+ * Adds the lines of g, writing the new ones (or, --dups, the others)
+ * before it sets any bit: test, once per chunk, claim, write, deliver,
+ * set.  The chunks are pieces of LIVE_CHUNK lines, whose blocks are still
+ * in the processor's cache when their bits are set; the output is written
+ * about as often as when it fills.
+ */
+static enum stream_end
+live_group(struct engine *e, const struct line_group *g)
+{
+	const unsigned char *pre;
+	enum stream_end end = STREAM_DONE;
+	size_t from, k, done;
+
+	for (from = 0; from < g->nlines; from += k) {
+		k = g->nlines - from < LIVE_CHUNK ? g->nlines - from :
+		    LIVE_CHUNK;
+		pre = g->pretest != NULL ? g->found + from : NULL;
+		e->status = bloom_add_test(e->filter, g->pretest, pre,
+		    g->hash + from, k, e->hit + from);
+		if (e->status != BLOOM_OK)
+			return STREAM_FILTER_ERROR;
+		repeats_once(g->hash + from, e->hit + from, k, e->once,
+		    2 * LINES_MAX);
+		e->status = bloom_add_claim(e->filter, g->hash + from,
+		    e->hit + from, k, e->again);
+		if (e->status != BLOOM_OK)
+			return STREAM_FILTER_ERROR;
+		if ((end = write_selected(e, g, from, k)) != STREAM_DONE ||
+		    (end = deliver(e)) != STREAM_DONE)
+			return end;
+		e->status = bloom_add_set(e->filter, g->hash + from,
+		    e->hit + from, k, &done);
+		if (e->status != BLOOM_OK)
+			break;
+	}
+	replan(e);
+	book(e, e->hit, g->nlines, g->bytes);
+	return e->status == BLOOM_OK ? STREAM_DONE : STREAM_FILTER_ERROR;
+}
+
 /*
  * Adds or tests the lines of g and writes the selected ones.  For add, a
  * line is selected if it was new; for check, if it may be in the set (or,
@@ -243,6 +321,8 @@ run_group(struct engine *e, const struct line_group *g)
 	const unsigned char *pre = g->pretest != NULL ? g->found : NULL;
 	size_t done = 0;
 
+	if (e->adding && e->emit)
+		return live_group(e, g);
 	if (e->adding)
 		e->status = bloom_add(e->filter, g->pretest, pre, g->hash,
 		    g->nlines, e->hit, &done);
@@ -258,7 +338,7 @@ run_group(struct engine *e, const struct line_group *g)
 		replan(e);
 	/* The lines before a failure were added: they are written. */
 	book(e, e->hit, done, g->bytes);
-	if (e->emit && write_selected(e, g, e->hit, done) != STREAM_DONE)
+	if (e->emit && write_selected(e, g, 0, done) != STREAM_DONE)
 		return STREAM_WRITE_ERROR;
 	return e->status == BLOOM_OK ? STREAM_DONE : STREAM_FILTER_ERROR;
 }
@@ -292,6 +372,56 @@ choose_mode(struct engine *e)
 	return 0;
 }
 
+/* Writes the first n lines of the batch that t->hit selects.  Returns
+ * STREAM_DONE, or how it failed. */
+static enum stream_end
+write_batch(struct engine *e, size_t n)
+{
+	struct batch *t = e->batch;
+	unsigned char want = e->invert ? 0 : 1;
+	const unsigned char *line;
+	size_t i, len;
+
+	for (i = 0; e->emit && i < n; i++) {
+		if (t->hit[i] != want)
+			continue;
+		if ((line = batch_line(t, e->filter, i, &len)) == NULL)
+			return errno == ESTALE ? STREAM_CHANGED :
+			    STREAM_READ_ERROR;
+		if (put_line(e, line, len, which_name(e, 0)) == -1)
+			return STREAM_WRITE_ERROR;
+	}
+	return STREAM_DONE;
+}
+
+/* Adds the batch as live_group adds a group: test, once, claim, write,
+ * deliver, set. */
+static enum stream_end
+live_batch(struct engine *e)
+{
+	struct batch *t = e->batch;
+	enum stream_end end;
+	size_t done;
+
+	e->status = sweep_add_test(&t->sweep, e->filter, t->hash, t->n,
+	    t->hit);
+	if (e->status != BLOOM_OK)
+		return STREAM_FILTER_ERROR;
+	repeats_once(t->hash, t->hit, t->n, sweep_scratch(&t->sweep),
+	    2 * t->cap);
+	e->status = sweep_add_claim(&t->sweep, e->filter, t->hash, t->hit,
+	    t->n, t->again);
+	if (e->status != BLOOM_OK)
+		return STREAM_FILTER_ERROR;
+	if ((end = write_batch(e, t->n)) != STREAM_DONE ||
+	    (end = deliver(e)) != STREAM_DONE)
+		return end;
+	e->status = sweep_add_set(&t->sweep, e->filter, t->hash, t->hit, t->n,
+	    &done);
+	book(e, t->hit, t->n, t->bytes);
+	return e->status == BLOOM_OK ? STREAM_DONE : STREAM_FILTER_ERROR;
+}
+
 /*
  * Adds or tests the batch and writes its selected lines, as run_group
  * does for a group; then empties it.
@@ -300,11 +430,16 @@ static enum stream_end
 run_batch(struct engine *e)
 {
 	struct batch *t = e->batch;
-	unsigned char want = e->invert ? 0 : 1;
-	size_t i, len, done = 0;
+	enum stream_end end;
+	size_t done = 0;
 
 	if (t->n == 0)
 		return STREAM_DONE;
+	if (e->adding && e->emit) {
+		end = live_batch(e);
+		batch_clear(t);
+		return end;
+	}
 	if (e->adding)
 		e->status = sweep_add(&t->sweep, e->filter, t->hash, t->n,
 		    t->hit, &done);
@@ -312,20 +447,10 @@ run_batch(struct engine *e)
 	    t->hit)) == BLOOM_OK)
 		done = t->n;
 	book(e, t->hit, done, t->bytes);
-	for (i = 0; e->emit && i < done; i++) {
-		const unsigned char *line;
-
-		if (t->hit[i] != want)
-			continue;
-		if ((line = batch_line(t, e->filter, i, &len)) == NULL) {
-			batch_clear(t);
-			return errno == ESTALE ? STREAM_CHANGED :
-			    STREAM_READ_ERROR;
-		}
-		if (put_line(e, line, len, which_name(e, 0)) == -1)
-			return STREAM_WRITE_ERROR;
-	}
+	end = write_batch(e, done);
 	batch_clear(t);
+	if (end != STREAM_DONE)
+		return end;
 	if (e->status != BLOOM_OK)
 		return STREAM_FILTER_ERROR;
 	/* Lines come out a batch at a time: let these go on now. */
@@ -359,6 +484,20 @@ batch_group(struct engine *e, const struct line_group *g)
 	return run_batch(e);
 }
 
+/* Answers the lines of a batch that is not full, and writes what is
+ * pending: the input stopped coming. */
+static enum stream_end
+answer_held(struct engine *e)
+{
+	enum stream_end end;
+
+	if (e->batch != NULL && (end = run_batch(e)) != STREAM_DONE)
+		return end;
+	if (e->quiet && e->selected > 0)
+		return STREAM_STOP;
+	return engine_flush(e) == -1 ? STREAM_WRITE_ERROR : STREAM_DONE;
+}
+
 enum stream_end
 engine_stream(struct engine *e, int fd)
 {
@@ -377,10 +516,11 @@ engine_stream(struct engine *e, int fd)
 	if (e->batch == NULL && e->route == 0 && e->all == NULL)
 		replan(e);
 	for (;;) {
-		/* Before waiting for input, let the lines selected so far
-		 * go on down the pipeline. */
-		if (!lines_ready(&e->reader) && engine_flush(e) == -1) {
-			end = STREAM_WRITE_ERROR;
+		/* Before waiting for input, answer the lines held and let
+		 * the lines selected so far go on down the pipeline. */
+		if (!lines_wait(&e->reader) && (end = answer_held(e)) !=
+		    STREAM_DONE) {
+			err = errno;
 			break;
 		}
 		g = lines_next(&e->reader);

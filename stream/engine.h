@@ -57,6 +57,11 @@ struct engine {
 				 * it */
 	const struct bloom *failed;	/* after STREAM_FILTER_ERROR: the
 				 * filter that failed */
+	int sync;		/* add: the output is synced, not only
+				 * written, before its lines are marked
+				 * seen (--sync) */
+	uint32_t *once;		/* scratch of repeats_once for a group */
+	unsigned char *again;	/* scratch of bloom_add_claim */
 	int planned;		/* line by line or sorted was chosen */
 	struct batch *batch;	/* sorted batches, or NULL: line by line */
 };
@@ -79,7 +84,11 @@ int engine_init(struct engine *e);
 
 /* Streams the lines of fd through e->filter, writing the selected ones:
  * line by line, or in sorted batches if the filter is big for the memory
- * (memory_plan), with the same output. */
+ * (memory_plan), with the same output.  Whenever the input stops coming,
+ * the lines read so far are answered and written before it waits.  An
+ * add that writes lines writes each chunk's (a group, or a batch) before
+ * it sets their bits: a line is marked seen only once write(2) took it
+ * (with sync, once it is synced too). */
 enum stream_end engine_stream(struct engine *e, int fd);
 
 /* Writes what is pending.  Returns 0, or -1 if the output failed. */

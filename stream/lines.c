@@ -136,6 +136,18 @@ wait_readable(int fd)
 	return 0;
 }
 
+/* Says whether the helper is waiting for input with every line it read
+ * handed over, waking a caller in lines_wait. */
+static void
+set_starved(struct lines *r, int starved)
+{
+	pthread_mutex_lock(&r->lock);
+	r->starved = starved;
+	if (starved)
+		pthread_cond_broadcast(&r->filled);
+	pthread_mutex_unlock(&r->lock);
+}
+
 /*
  * Reads what is there, up to len bytes.  The helper first waits for fd to
  * be readable or for lines_stop to write to the wake pipe, so that a stop
@@ -154,7 +166,13 @@ read_input(struct lines *r, unsigned char *buf, size_t len)
 			pfd[0].events = POLLIN;
 			pfd[1].fd = r->wake[0];
 			pfd[1].events = POLLIN;
-			if (poll(pfd, 2, -1) == -1) {
+			/* Input that stops coming is told to the caller
+			 * (lines_wait) before waiting for it. */
+			if (poll(pfd, 1, 0) == 0)
+				set_starved(r, 1);
+			n = poll(pfd, 2, -1);
+			set_starved(r, 0);
+			if (n == -1) {
 				if (errno == EINTR)
 					continue;
 				return -1;
@@ -532,13 +550,27 @@ lines_pretest(struct lines *r, const struct bloom_pretest *pretest)
 }
 
 int
-lines_ready(struct lines *r)
+lines_wait(struct lines *r)
 {
+	struct pollfd pfd;
 	int ready;
 
-	if (!r->threaded)
-		return 0;
+	if (!r->threaded) {
+		/* lines_next reads only if the carry holds no line. */
+		if (r->eof || r->carry_scanned < r->carry_len)
+			return 1;
+		pfd.fd = r->fd;
+		pfd.events = POLLIN;
+		return poll(&pfd, 1, 0) != 0;
+	}
 	pthread_mutex_lock(&r->lock);
+	/* The group taken last is done with: the helper may need it. */
+	if (r->held) {
+		r->held = 0;
+		pthread_cond_signal(&r->freed);
+	}
+	while (r->queued == 0 && !r->starved)
+		pthread_cond_wait(&r->filled, &r->lock);
 	ready = r->queued > 0;
 	pthread_mutex_unlock(&r->lock);
 	return ready;
@@ -593,6 +625,7 @@ lines_stop(struct lines *r)
 	r->queued = 0;
 	r->held = 0;
 	r->stop = 0;
+	r->starved = 0;
 	r->fill = 0;
 	r->take = 0;
 	r->carry = NULL;

@@ -67,6 +67,8 @@ struct lines {
 	size_t queued;			/* groups filled, not yet taken */
 	int held;			/* the caller holds a group */
 	int stop;			/* the helper is to stop */
+	int starved;			/* the helper waits for input, all
+					 * it read handed over */
 	unsigned fill;			/* next group to fill */
 	unsigned take;			/* next group to take */
 	const unsigned char *carry;	/* bytes for the next group: the */
@@ -97,8 +99,12 @@ void lines_start(struct lines *r, int fd, const struct bloom *filter,
  * none), which must stay as it is until lines_stop. */
 void lines_pretest(struct lines *r, const struct bloom_pretest *pretest);
 
-/* Returns 1 if lines_next would not wait for input, else 0. */
-int lines_ready(struct lines *r);
+/* Gives back the group returned last, and waits until lines_next would
+ * not wait for input, or until the input has stopped coming (a read would
+ * block, with every line read so far handed over).  Returns 1 in the
+ * first case, 0 in the second: the caller should answer the lines it
+ * holds before it calls lines_next. */
+int lines_wait(struct lines *r);
 
 /* Returns the next group of lines, waiting for them if need be; the group
  * returned before is given back.  After a group with last set, call

@@ -319,6 +319,10 @@ $synopsis" add -zxN f.bf </dev/null
 	run -2 --separate-stderr bash -c 'bloom add -N f.bf in >&-'
 	[ "$stderr" = "bloom: write error: Bad file descriptor" ]
 	cmp -n 136 f.bf header
+	# Not written, so not marked seen.
+	row 1 '' '' check f.bf in
+	run -0 --separate-stderr bash -c 'bloom add f.bf in >&-'
+	cmp -n 136 f.bf header
 	row 0 hello '' check f.bf in
 }
 

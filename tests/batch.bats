@@ -167,8 +167,12 @@ same() {
 	row 1 '' '' check -v f.bf in
 }
 
+# At 1 % a generation of 3000 fills early in the middle of the input, and
+# a chunk tested whole (a group line by line) is tested against the
+# generations as they were before it: when the rotation comes inside a
+# chunk depends on the chunk's size.  At 1e-4 none fills early.
 @test "batch: a window of generations, across a rotation, as line by line" {
-	bloom create --seed 13 --generations 3 -n 3000 -p 0.01 f.bf
+	bloom create --seed 13 --generations 3 -n 3000 -p 0.0001 f.bf
 	keys 1000 gen1- | bloom add f.bf
 	bloom rotate f.bf
 	keys 1000 gen2- | bloom add f.bf
@@ -226,8 +230,8 @@ same() {
 	cmp <(tail -c +4097 line.bf) <(tail -c +4097 f.bf)
 }
 
-@test "batch: kill -9 keeps every line add --new printed" {
-	bloom create --seed 23 -n 400000 -p 0.001 f.bf
+@test "batch: kill -9, then a rerun: every line is printed by one of them" {
+	bloom create --seed 23 -n 400000 -p 1e-7 f.bf
 	keys 300000 >in
 	bloom add --new --memory 16K f.bf in >out &
 	pid=$!
@@ -237,10 +241,11 @@ same() {
 	done
 	kill -9 "$pid"
 	wait "$pid" || true
-	# The last line may have been cut short by the kill.
-	head -n -1 out >printed
-	[ "$(wc -l <printed)" -gt 1000 ]
-	row 1 '' '' check -v f.bf printed
+	[ "$(wc -l <out)" -gt 1000 ]
+	bloom add --new --memory 16K f.bf in >again
+	# The last line of out may have been cut short by the kill.
+	run -0 bash -c 'sort -u out again | comm -23 <(sort in) -'
+	[ "$output" = "" ]
 }
 
 @test "batch: --memory takes a size of a page or more" {

@@ -94,7 +94,9 @@ first_line() {
 Add lines to the filter.  A missing filter is created growable, for
 1000000 lines at first (-n) and a rate of 0.01 (-p), unless
 --no-create is given or BLOOM_NO_CREATE is set to 1, yes, true or on.
-  -N, --new    write the lines that were not yet in the filter
+  -N, --new    write the lines that were not yet in the filter; a
+               line is added only once written, and written as soon
+               as the input stops coming
   -D, --dups   write the lines that were already in it: every repeat,
                not the first occurrence (as awk '\''seen[$0]++'\'')
   -f list      the key is these fields (1,3 or 2- as in cut), not the
@@ -109,7 +111,8 @@ Add lines to the filter.  A missing filter is created growable, for
                limit or available memory
   --no-create  fail if the filter does not exist
   --progress   a status line on standard error as it goes
-  --sync       write the filter to stable storage before exiting
+  --sync       write the filter to stable storage before exiting;
+               with -N or -D, sync the output before adding its lines
 SIGUSR1 prints one status line.' ]
 	[ "$output" = "$(bloom add --help)" ]
 	run -0 bloom help create

@@ -1,0 +1,259 @@
+#!/usr/bin/env bats
+# add --new as a live stage of a pipeline that never ends (issue 17):
+# a line trickled in comes out within a second whatever the filter's size
+# and mode; whatever stops add --new, the lines it wrote and the lines a
+# rerun writes hold every distinct line (a line is marked seen only once
+# it is written); and of two adders of the same lines at once, one writes
+# each line.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+teardown() {
+	if [ -n "${mnt:-}" ] && mountpoint -q "$mnt"; then
+		umount "$mnt"
+	fi
+	if [ -n "${pid:-}" ]; then
+		kill -9 "$pid" 2>/dev/null || true
+	fi
+	return 0
+}
+
+# past_dirty_limit COMMAND...: runs COMMAND in a mount namespace where the
+# kernel's dirty limits (vm.dirty_bytes, vm.dirty_background_bytes) read
+# 4096 bytes: any filter is past them, and add works in sorted batches.
+past_dirty_limit() {
+	echo 4096 >"$BATS_TEST_TMPDIR/dirty"
+	unshare -m bash -c '
+		for f in dirty_bytes dirty_background_bytes; do
+			mount --bind "$0" /proc/sys/vm/$f || exit 3
+		done
+		exec "$@"' "$BATS_TEST_TMPDIR/dirty" "$@"
+}
+
+# appears FILE TEXT: succeeds if FILE holds exactly TEXT within 1 s.
+appears() {
+	local i
+	for i in $(seq 20); do
+		[ "$(cat "$1")" = "$2" ] && return 0
+		sleep 0.05
+	done
+	echo "after 1 s $1 holds '$(cat "$1")', not '$2'"
+	return 1
+}
+
+# trickle RUNNER ARGS...: feeds add --new ARGS a line at a time through a
+# fifo, with RUNNER (a command prefix, or "") before bloom, and asserts
+# that each line is out within 1 s, before the next comes.
+trickle() {
+	local runner=$1
+	shift
+	mkfifo feed
+	$runner bloom add --new "$@" <feed >out &
+	pid=$!
+	exec 4>feed
+	echo first >&4
+	appears out first
+	echo first >&4
+	echo second >&4
+	appears out $'first\nsecond'
+	keys 3 >&4
+	appears out $'first\nsecond\nkey-1\nkey-2\nkey-3'
+	exec 4>&-
+	wait "$pid"
+	pid=
+}
+
+@test "a trickled line is out within 1 s: line by line" {
+	big_filter f.bf
+	trickle "" f.bf
+	row 1 '' '' check -v f.bf out
+}
+
+@test "a trickled line is out within 1 s: a filter past the dirty limit" {
+	big_filter f.bf
+	trickle past_dirty_limit f.bf
+	row 1 '' '' check -v f.bf out
+}
+
+@test "a trickled line is out within 1 s: a filter out of core (--memory 64K)" {
+	big_filter f.bf
+	trickle "" --memory 64K f.bf
+	row 1 '' '' check -v f.bf out
+}
+
+@test "a trickled line is out within 1 s after a plentiful input, sorted" {
+	big_filter f.bf
+	keys 20000 a >a
+	mkfifo feed
+	bloom add --new --memory 64K f.bf <feed >out &
+	pid=$!
+	exec 4>feed
+	cat a >&4
+	echo last >&4
+	appears out "$(cat a; echo last)"
+	exec 4>&-
+	wait "$pid"
+	pid=
+}
+
+# throttled: writes the lines of "in" 10000 at a time, 50 ms apart.
+throttled() {
+	awk '{ print } NR % 10000 == 0 { fflush(); system("sleep 0.05") }' in
+}
+
+# stopped SIGNAL ARGS...: runs add --new ARGS of the lines of "in" into
+# f.bf, fed by throttled, sends SIGNAL once some output is out and a
+# random while later, then reruns it: the lines of the two outputs hold
+# every line of in.
+stopped() {
+	local sig=$1
+	shift
+	bloom create -f --seed 5 -n 400000 -p 1e-7 f.bf
+	mkfifo feed
+	# Started in the background, it would ignore SIGINT.
+	env --default-signal=INT bloom add --new "$@" f.bf <feed >out 2>err &
+	pid=$!
+	throttled >feed 2>/dev/null &
+	for _ in $(seq 200); do
+		[ "$(wc -c <out)" -gt 10000 ] && break
+		sleep 0.01
+	done
+	sleep "0.$((RANDOM % 5))"
+	kill -s "$sig" "$pid"
+	wait "$pid" || true
+	pid=
+	wait
+	rm feed
+	echo "$sig $*: $(wc -l <out) lines before"
+	[ "$(wc -l <out)" -lt 200000 ]
+	bloom add --new "$@" f.bf in >again
+	# A last line cut short by SIGKILL is no line of in.
+	run -0 bash -c 'sort -u out again | comm -23 <(sort in) -'
+	[ "$output" = "" ]
+}
+
+@test "SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGKILL, then a rerun: no line is lost" {
+	keys 200000 >in
+	for sig in INT TERM HUP PIPE KILL; do
+		stopped "$sig"
+		stopped "$sig" --memory 1M
+	done
+}
+
+@test "SIGKILL at random points, then a rerun: no line is lost" {
+	keys 200000 >in
+	for _ in 1 2 3; do
+		stopped KILL
+		stopped KILL --memory 1M
+	done
+	# From a big file, with the reader thread.
+	keys 3000000 >in
+	bloom create -f --seed 5 -n 3000000 -p 1e-7 f.bf
+	bloom add --new f.bf in >out &
+	pid=$!
+	sleep "0.$((RANDOM % 5))"
+	kill -9 "$pid" 2>/dev/null || true
+	wait "$pid" || true
+	pid=
+	bloom add --new f.bf <in >again
+	run -0 bash -c 'sort -u out again | comm -23 <(sort in) -'
+	[ "$output" = "" ]
+}
+
+@test "an output file system that fills: exit 2, then a rerun: no line is lost" {
+	keys 300000 >in
+	mnt=$BATS_TEST_TMPDIR/small
+	mkdir "$mnt"
+	mount -t tmpfs -o size=512k tmpfs "$mnt"
+	for memory in "" "--memory 1M"; do
+		bloom create -f --seed 5 -n 400000 -p 1e-7 f.bf
+		run -2 --separate-stderr bash -c \
+		    "bloom add --new $memory f.bf in >'$mnt/out'"
+		[ "$stderr" = "bloom: write error: No space left on device" ]
+		cp "$mnt/out" out
+		rm "$mnt/out"
+		# shellcheck disable=SC2086 # memory is options or nothing
+		bloom add --new $memory f.bf in >again
+		[ "$(wc -l <again)" -gt 200000 ]
+		run -0 bash -c 'sort -u out again | comm -23 <(sort in) -'
+		[ "$output" = "" ]
+	done
+}
+
+@test "a pipe whose reader exits: only lines in the pipe's buffer are lost" {
+	keys 300000 >in
+	bloom create --seed 5 -n 400000 -p 1e-7 f.bf
+	run bash -c 'bloom add --new f.bf in | head -n 1000 >out
+		echo "${PIPESTATUS[0]}"'
+	[ "$output" = 141 ]
+	bloom add --new f.bf in >again
+	# What neither wrote was in the pipe when head exited: 64 KiB at
+	# most (Linux's default pipe size).
+	lost=$(sort -u out again | comm -23 <(sort in) - | wc -c)
+	echo "lost: $lost bytes"
+	[ "$lost" -le 65536 ]
+}
+
+# same_stream ARGS...: two add --new ARGS of the same 200000 lines into one
+# filter at once, fed in lockstep by tee: at most 1 line in 10000 is
+# written by both, and every line by one of them.
+same_stream() {
+	keys 200000 >in
+	bloom create -f --seed 7 -n 400000 -p 1e-7 f.bf
+	rm -f p1 p2
+	mkfifo p1 p2
+	bloom add --new "$@" f.bf <p1 >o1 &
+	bloom add --new "$@" f.bf <p2 >o2 &
+	tee p1 >p2 <in
+	wait
+	both=$(sort o1 o2 | uniq -d | wc -l)
+	echo "$*: $(wc -l <o1) and $(wc -l <o2) lines, $both by both"
+	[ "$both" -le 20 ]
+	run -0 bash -c 'sort -u o1 o2 | comm -3 <(sort in) -'
+	[ "$output" = "" ]
+}
+
+@test "two add --new of one stream at once: each line written once" {
+	same_stream
+	same_stream --memory 1M
+	# From files, each at its own pace.
+	bloom create -f --seed 7 -n 400000 -p 1e-7 f.bf
+	bloom add --new f.bf in >o1 &
+	bloom add --new f.bf in >o2 &
+	wait
+	[ "$(sort o1 o2 | uniq -d | wc -l)" -le 20 ]
+	run -0 bash -c 'sort -u o1 o2 | comm -3 <(sort in) -'
+	[ "$output" = "" ]
+}
+
+@test "an adder killed among others: its claims are disregarded, no line is lost" {
+	keys 300000 >in
+	bloom create --seed 7 -n 400000 -p 1e-7 f.bf
+	bloom add --new f.bf in >o1 &
+	pid=$!
+	bloom add --new f.bf in >o2 &
+	local other=$!
+	sleep "0.$((RANDOM % 3))"
+	kill -9 "$pid" 2>/dev/null || true
+	wait "$pid" || true
+	pid=
+	wait "$other"
+	# A line the dead adder claimed and did not write is not marked
+	# seen: the next run writes it.
+	bloom add --new f.bf in >o3
+	run -0 bash -c 'sort -u o1 o2 o3 | comm -23 <(sort in) -'
+	[ "$output" = "" ]
+}
+
+@test "--sync syncs the output before its lines are marked seen; a pipe needs none" {
+	big_filter f.bf
+	keys 1000 >in
+	strace -f -e trace=fdatasync -o trace bloom add --new --sync f.bf in \
+	    >out
+	cmp out in
+	grep -q 'fdatasync(1) *= 0' trace
+	keys 2000 >in
+	run -0 bash -c 'bloom add --new --sync f.bf in | cat >out'
+	[ "$(wc -l <out)" -eq 1000 ]
+}
