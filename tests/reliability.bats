@@ -97,7 +97,7 @@ within_capacity() {
 	wait
 	[ "$(stats_field segments g.bf)" -ge 3 ]
 	within_capacity g.bf 4
-	run bloom check -c g.bf in.1 in.2 in.3 in.4
+	run bloom check -c g.bf < <(cat in.1 in.2 in.3 in.4)
 	[ "$output" = 1200000 ]
 }
 
