@@ -109,8 +109,8 @@ tests/fuzz/header: tests/fuzz/header.c store/format.c hash.c params.c $(HDR)
 FUZZFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -pthread $(CPPFLAGS) -I.
 FUZZ_LINES_SRC = tests/fuzz/lines.c stream/lines.c stream/fields.c bloom.c \
-	store/bits.c store/segments.c store/holes.c store/format.c params.c \
-	hash.c lib/clock.c lib/memory.c lib/threads.c
+	store/bits.c store/segments.c store/holes.c store/claims.c store/format.c \
+	params.c hash.c lib/clock.c lib/memory.c lib/threads.c
 
 tests/fuzz/lines: $(FUZZ_LINES_SRC) $(HDR)
 	$(FUZZCC) $(FUZZFLAGS) -DREAD_SIZE=64 -o $@ $(FUZZ_LINES_SRC) -lm
