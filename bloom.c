@@ -688,6 +688,20 @@ bloom_add(struct bloom *b, const struct bloom_pretest *p,
 	return add_keys(b, &v, p, prefound, hashes, n, isnew, done);
 }
 
+/* Turns the found flags of a chunk just tested into new flags, as adding
+ * its keys one at a time would have answered. */
+static void
+found_to_new_in_chunk(const struct bloom *b, const uint64_t *hashes,
+    unsigned char *isnew, size_t n)
+{
+	found_to_new(isnew, n);
+	/* A growable filter may grow, and a window rotate, in the middle
+	 * of a chunk, whose keys then go to more than one segment: there a
+	 * line whose bits only lines of its own chunk set is new. */
+	if (b->hdr.mode == MODE_FIXED)
+		bits_chunk_mates(&b->seg[b->target], hashes, isnew, n);
+}
+
 int
 bloom_add_test(struct bloom *b, const struct bloom_pretest *p,
     const unsigned char *prefound, const uint64_t *hashes, size_t n,
@@ -697,12 +711,7 @@ bloom_add_test(struct bloom *b, const struct bloom_pretest *p,
 
 	if ((s = bloom_test(b, p, prefound, hashes, n, isnew)) != BLOOM_OK)
 		return s;
-	found_to_new(isnew, n);
-	/* A growable filter may grow, and a window rotate, in the middle
-	 * of a chunk, whose keys then go to more than one segment: there a
-	 * line whose bits only lines of its own chunk set is new. */
-	if (b->hdr.mode == MODE_FIXED)
-		bits_chunk_mates(&b->seg[b->target], hashes, isnew, n);
+	found_to_new_in_chunk(b, hashes, isnew, n);
 	return BLOOM_OK;
 }
 
@@ -740,12 +749,7 @@ bloom_add_test_pass(struct bloom *b, const struct bloom_pass *v,
 
 	if ((s = bloom_test_pass(b, v, hashes, n, isnew)) != BLOOM_OK)
 		return s;
-	found_to_new(isnew, n);
-	/* A growable filter may grow, and a window rotate, in the middle
-	 * of a chunk, whose keys then go to more than one segment: there a
-	 * line whose bits only lines of its own chunk set is new. */
-	if (b->hdr.mode == MODE_FIXED)
-		bits_chunk_mates(&b->seg[b->target], hashes, isnew, n);
+	found_to_new_in_chunk(b, hashes, isnew, n);
 	return BLOOM_OK;
 }
 
