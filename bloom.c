@@ -586,26 +586,37 @@ set_keys(struct bloom *b, const struct bloom_pass *v, const uint64_t *hashes,
 
 static struct bloom_pass in_memory(struct bloom *b);
 
+/* Begins a chunk of an add --new before its keys are tested (see
+ * claims.c for why before): joins the filter's claim table the first
+ * time, and says if other adders are at work now (b->claiming). */
+static void
+claims_start(struct bloom *b)
+{
+	if (!b->claims_tried) {
+		b->claims_tried = 1;
+		b->claims = claims_join(b->fd);
+	}
+	b->claiming = b->claims != NULL && claims_begin(b->claims);
+}
+
 /*
- * Claims the keys isnew marks new, if other adders are at work, and tests
+ * Claims the keys isnew marks new, if other adders were at work when the
+ * chunk began (claims_start) or have joined since, and tests
  * the claimed ones again (pass v, or line by line if NULL) into again:
  * those found now were written by another adder, which set their bits
  * after bloom_add_test; they are let go of and marked 0.
  */
-static int
-claim_keys(struct bloom *b, const struct bloom_pass *v, const uint64_t *hashes,
-    unsigned char *isnew, size_t n, unsigned char *again)
+int
+bloom_add_claim_pass(struct bloom *b, const struct bloom_pass *v,
+    const uint64_t *hashes, unsigned char *isnew, size_t n,
+    unsigned char *again)
 {
 	struct bloom_pass line;
 	size_t i;
 	int s;
 
-	if (!b->claims_tried) {
-		b->claims_tried = 1;
-		b->claims = claims_join(b->fd);
-	}
-	if (b->claims == NULL ||
-	    !(b->claiming = claims_begin(b->claims)))
+	if (!b->claiming && (b->claims == NULL ||
+	    !(b->claiming = claims_late(b->claims))))
 		return BLOOM_OK;
 	if (claims_take(b->claims, hashes, isnew, n, BLOOM_CLAIMED) == 0)
 		return BLOOM_OK;
@@ -709,6 +720,7 @@ bloom_add_test(struct bloom *b, const struct bloom_pretest *p,
 {
 	int s;
 
+	claims_start(b);
 	if ((s = bloom_test(b, p, prefound, hashes, n, isnew)) != BLOOM_OK)
 		return s;
 	found_to_new_in_chunk(b, hashes, isnew, n);
@@ -719,15 +731,7 @@ int
 bloom_add_claim(struct bloom *b, const uint64_t *hashes,
     unsigned char *isnew, size_t n, unsigned char *again)
 {
-	return claim_keys(b, NULL, hashes, isnew, n, again);
-}
-
-int
-bloom_add_claim_pass(struct bloom *b, const struct bloom_pass *v,
-    const uint64_t *hashes, unsigned char *isnew, size_t n,
-    unsigned char *again)
-{
-	return claim_keys(b, v, hashes, isnew, n, again);
+	return bloom_add_claim_pass(b, NULL, hashes, isnew, n, again);
 }
 
 int
@@ -747,6 +751,7 @@ bloom_add_test_pass(struct bloom *b, const struct bloom_pass *v,
 {
 	int s;
 
+	claims_start(b);
 	if ((s = bloom_test_pass(b, v, hashes, n, isnew)) != BLOOM_OK)
 		return s;
 	found_to_new_in_chunk(b, hashes, isnew, n);

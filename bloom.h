@@ -220,7 +220,8 @@ struct bloom_pass {
 int bloom_add_pass(struct bloom *b, const struct bloom_pass *v,
     const uint64_t *hashes, size_t n, unsigned char *isnew, size_t *done);
 
-/* bloom_add_test and bloom_add_set, each segment visited by v. */
+/* bloom_add_test, bloom_add_claim and bloom_add_set, each segment
+ * visited by v (bloom_add_claim_pass: line by line if v is NULL). */
 int bloom_add_test_pass(struct bloom *b, const struct bloom_pass *v,
     const uint64_t *hashes, size_t n, unsigned char *isnew);
 int bloom_add_claim_pass(struct bloom *b, const struct bloom_pass *v,

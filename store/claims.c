@@ -31,7 +31,15 @@
  * that joins waits until every chunk of that kind is over.  A chunk that
  * sees another adder in the count (adders) claims.  The store of one
  * and the load of the other are sequentially consistent, so one of the
- * two always sees the other.
+ * two always sees the other.  A chunk begins before its keys are tested:
+ * an adder leaves only after it set the bits of its last chunk, so a
+ * chunk that begins alone finds in its test every line the adders that
+ * left wrote.  (Begun after the test, a chunk tested while another adder
+ * was at work but begun once it had left claimed nothing and wrote its
+ * lines again.)  Once tested, a chunk begun alone looks at the count
+ * again: if an adder joined meanwhile, it claims its new keys and tests
+ * them again as any other, and the joiner goes on, rather than waiting
+ * for its lines to be written (to a reader that may not read).
  */
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -241,6 +249,15 @@ claims_begin(struct claims *c)
 	return 1;
 }
 
+int
+claims_late(struct claims *c)
+{
+	if (__atomic_load_n(&c->head->adders, __ATOMIC_SEQ_CST) <= 1)
+		return 0;
+	memset(c->alive, -1, sizeof c->alive);
+	return 1;
+}
+
 void
 claims_end(struct claims *c)
 {
@@ -312,6 +329,10 @@ claims_take(struct claims *c, const uint64_t *hashes, unsigned char *isnew,
 		 * write it too. */
 		__atomic_store_n(&b[0], 0, __ATOMIC_SEQ_CST);
 	}
+	/* A chunk begun alone (claims_late) has claimed its keys: the
+	 * adders that joined meanwhile may go on. */
+	__atomic_store_n(&c->head->slot[c->slot].unclaimed, 0,
+	    __ATOMIC_SEQ_CST);
 	return claimed;
 }
 

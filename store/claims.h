@@ -19,17 +19,23 @@ struct claims *claims_join(int fd);
 /* Leaves the table and frees c (NULL is a no-op). */
 void claims_leave(struct claims *c);
 
-/* Starts a chunk of keys.  Returns 1 if other adders are there, so that
+/* Starts a chunk of keys, before they are tested.  Returns 1 if other adders are there, so that
  * the chunk's new keys are to be claimed (claims_take), else 0.  Until
  * claims_end, an adder that joins waits for this chunk. */
 int claims_begin(struct claims *c);
+
+/* For a chunk claims_begin said claims nothing, once its keys are tested:
+ * returns 1 if other adders joined since, so that its new keys are to be
+ * claimed (claims_take) after all, else 0.  Joiners wait until they are. */
+int claims_late(struct claims *c);
 
 /* Ends the chunk claims_begin started. */
 void claims_end(struct claims *c);
 
 /* Claims each key that isnew marks 1: one another live adder claimed is
  * marked lost (set to lost), as is a repeat of a key claimed in this
- * chunk.  Returns the number claimed. */
+ * chunk.  Returns the number claimed.  Adders that joined during a chunk
+ * claims_begin said claims nothing go on once its keys are claimed. */
 size_t claims_take(struct claims *c, const uint64_t *hashes,
     unsigned char *isnew, size_t n, unsigned char lost);
 
