@@ -6,6 +6,12 @@
  * one read(2) of the input and the lines that end in it; the start of a
  * line that does not end there is carried to the next group.
  *
+ * When the filter work is the lighter (a check), the helper would be the
+ * bottleneck: it then hashes only the first share of each group's lines
+ * and the caller hashes the rest when it takes the group.  The share
+ * follows whichever side waits for the other (balance), so that both
+ * processors are busy whatever the work on the lines costs.
+ *
  * A small regular file is read without a thread, as is any input when no
  * thread can be had or only one processor may run this process:
  * lines_next then fills the group itself.
@@ -32,6 +38,8 @@
 #define READ_SIZE	(1 << 20)	/* first size of a group's buffer */
 #endif
 #define SMALL_INPUT	(1 << 20)	/* files read without a thread */
+#define SHARE_ONE	64	/* the whole of a group, in shares */
+#define SHARE_STEP	2	/* share moved each time a side waits */
 
 /* Returns 1 if this process may run on more than one processor. */
 static int
@@ -280,24 +288,24 @@ split(const struct lines *r, struct line_group *g, size_t *start,
 }
 
 /*
- * Hashes the lines of g from from on, or with fields the key of each.  Returns 0, or -1
- * with errno set if no room could be had for a key; the lines before it
- * are hashed and g holds only those.
+ * Hashes the lines of g from from up to to, or with fields the key of
+ * each.  Returns 0, or -1 with errno set if no room could be had for a
+ * key; the lines before it are hashed and g holds only those.
  */
 static int
 hash_lines(struct lines *r, struct line_group *g, const struct bloom *filter,
-    size_t from)
+    size_t from, size_t to)
 {
 	size_t i, need, keylen;
 	unsigned char *bigger;
 
 	if (r->fields == NULL) {
-		for (i = from; i < g->nlines; i++)
+		for (i = from; i < to; i++)
 			g->hash[i] = bloom_hash(filter, g->line[i].data,
 			    g->line[i].len);
 		return 0;
 	}
-	for (i = from; i < g->nlines; i++) {
+	for (i = from; i < to; i++) {
 		need = fields_key_max(r->fields, g->line[i].len);
 		if (need > r->key_cap) {
 			if ((bigger = realloc(r->key, need)) == NULL) {
@@ -472,7 +480,18 @@ fill(struct lines *r, struct line_group *g, const struct bloom *filter)
 		r->streaming = 0;
 		i = 1;
 	}
-	if (hash_lines(r, g, filter, i) == -1) {
+	/* The keys of fields are made in r->key, which is the helper's; a
+	 * pretest needs every hash. */
+	g->pretest = __atomic_load_n(&r->pretest, __ATOMIC_ACQUIRE);
+	g->hashed = g->nlines;
+	if (r->threaded && r->fields == NULL && g->pretest == NULL) {
+		g->hashed = g->nlines * __atomic_load_n(&r->share,
+		    __ATOMIC_RELAXED) / SHARE_ONE;
+		if (g->hashed < i)
+			g->hashed = i;
+	}
+	if (hash_lines(r, g, filter, i, g->hashed) == -1) {
+		g->hashed = g->nlines;
 		r->eof = 1;
 		r->err = g->err = errno;
 		g->last = 0;
@@ -480,12 +499,29 @@ fill(struct lines *r, struct line_group *g, const struct bloom *filter)
 		    g->line[g->nlines - 1].len - g->buf) : 0;
 	}
 	g->bytes = start;
-	g->pretest = __atomic_load_n(&r->pretest, __ATOMIC_ACQUIRE);
 	if (g->pretest != NULL)
 		bloom_pretest(g->pretest, g->hash, g->nlines, g->found);
 	r->carry = g->buf + start;
 	r->carry_len = len - start;
 	r->carry_scanned = scanned - start;
+}
+
+/*
+ * Moves the share of the hashing the helper does by delta: up when the
+ * helper waits for the caller to give a group back, down when the caller
+ * waits for a group while the helper is not waiting for input.
+ */
+static void
+balance(struct lines *r, int delta)
+{
+	unsigned share = __atomic_load_n(&r->share, __ATOMIC_RELAXED);
+
+	if (delta > 0)
+		share = share + SHARE_STEP > SHARE_ONE ? SHARE_ONE :
+		    share + SHARE_STEP;
+	else
+		share = share < SHARE_STEP ? 0 : share - SHARE_STEP;
+	__atomic_store_n(&r->share, share, __ATOMIC_RELAXED);
 }
 
 /* The helper thread: fills the groups in turn until the input ends or
@@ -499,6 +535,8 @@ helper(void *arg)
 
 	do {
 		pthread_mutex_lock(&r->lock);
+		if (!r->stop && r->queued + (size_t)r->held == LINES_GROUPS)
+			balance(r, 1);
 		while (!r->stop && r->queued + (size_t)r->held == LINES_GROUPS)
 			pthread_cond_wait(&r->freed, &r->lock);
 		if (r->stop) {
@@ -531,7 +569,8 @@ lines_start(struct lines *r, int fd, const struct bloom *filter,
 	if (!r->parallel || (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
 	    st.st_size < SMALL_INPUT))
 		return;
-	/* Set before the thread starts, which reads it. */
+	/* Set before the thread starts, which reads them. */
+	r->share = SHARE_ONE;
 	r->threaded = 1;
 	if (thread_start(&r->thread, helper, r) != 0)
 		r->threaded = 0;
@@ -569,6 +608,8 @@ lines_wait(struct lines *r)
 		r->held = 0;
 		pthread_cond_signal(&r->freed);
 	}
+	if (r->queued == 0 && !r->starved)
+		balance(r, -1);
 	while (r->queued == 0 && !r->starved)
 		pthread_cond_wait(&r->filled, &r->lock);
 	ready = r->queued > 0;
@@ -596,6 +637,8 @@ lines_next(struct lines *r)
 	r->queued--;
 	r->held = 1;
 	pthread_mutex_unlock(&r->lock);
+	/* The helper hashed only its share; fields are not shared. */
+	hash_lines(r, g, r->filter, g->hashed, g->nlines);
 	return g;
 }
 

@@ -31,6 +31,8 @@ struct line_group {
 					 * answers of, or NULL */
 	unsigned char *found;	/* found by pretest */
 	size_t nlines;		/* lines in line and hash */
+	size_t hashed;		/* lines the helper hashed: the caller
+				 * hashes the others in lines_next */
 	size_t bytes;		/* input bytes of the lines, with their
 				 * terminators */
 	int err;		/* errno of a read that failed after them, or 0 */
@@ -69,6 +71,8 @@ struct lines {
 	int stop;			/* the helper is to stop */
 	int starved;			/* the helper waits for input, all
 					 * it read handed over */
+	unsigned share;			/* of SHARE_ONE, the lines of a group
+					 * the helper hashes; see balance */
 	unsigned fill;			/* next group to fill */
 	unsigned take;			/* next group to take */
 	const unsigned char *carry;	/* bytes for the next group: the */
