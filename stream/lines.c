@@ -30,6 +30,10 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define WIDE_SPLIT	/* an AVX2 split, chosen at run time */
+#endif
 
 #include "stream/lines.h"
 #include "lib/threads.h"
@@ -86,6 +90,9 @@ lines_init(struct lines *r, unsigned char delim, int keep)
 	 * and the next would grow by copying in the heap. */
 	mallopt(M_MMAP_THRESHOLD, READ_SIZE);
 	r->parallel = several_cpus();
+#ifdef WIDE_SPLIT
+	r->wide = __builtin_cpu_supports("avx2");
+#endif
 	r->wake[0] = r->wake[1] = -1;
 	for (i = 0; i < LINES_GROUPS; i++) {
 		struct line_group *g = &r->group[i];
@@ -233,6 +240,69 @@ shrink(struct line_group *g, size_t len)
 	}
 }
 
+/*
+ * Lists the lines that end in the 64-byte blocks from FROM on, while the
+ * group has room for 64 more, with MASK(p) the bits of the terminators in
+ * the block at p: each line costs a bit scan, not a call to memchr.  A
+ * macro, so that each instruction set gets its own copy of the loop.
+ */
+#define SPLIT_BLOCKS(MASK) do {						\
+	for (; end - from >= 64 && LINES_MAX - n >= 64; from += 64) {	\
+		uint64_t mask_ = MASK(from);				\
+									\
+		for (; mask_ != 0; mask_ &= mask_ - 1) {		\
+			nl = from + __builtin_ctzll(mask_);		\
+			g->line[n].data = line;				\
+			g->line[n++].len = (size_t)(nl - line);		\
+			line = nl + 1;					\
+		}							\
+	}								\
+} while (0)
+
+/* Lists the lines of g that end in [from, end), the first starting at
+ * line, with memchr, while g has room; then sets *start, *scanned and
+ * g->nlines as split says. */
+static void
+split_rest(const struct lines *r, struct line_group *g, size_t *start,
+    size_t *scanned, const unsigned char *line, const unsigned char *from,
+    const unsigned char *end, size_t n)
+{
+	const unsigned char *nl;
+
+	while (n < LINES_MAX &&
+	    (nl = memchr(from, r->delim, (size_t)(end - from))) != NULL) {
+		g->line[n].data = line;
+		g->line[n++].len = (size_t)(nl - line);
+		line = from = nl + 1;
+	}
+	*start = (size_t)(line - g->buf);
+	*scanned = n < LINES_MAX ? (size_t)(end - g->buf) :
+	    (size_t)(from - g->buf);
+	g->nlines = n;
+}
+
+#ifdef WIDE_SPLIT
+/* split with AVX2 compares, 32 bytes at a time. */
+__attribute__((target("avx2"))) static void
+split_avx2(const struct lines *r, struct line_group *g, size_t *start,
+    size_t *scanned, size_t len)
+{
+	const unsigned char *line = g->buf + *start, *from = g->buf + *scanned;
+	const unsigned char *end = g->buf + len, *nl;
+	size_t n = g->nlines;
+	__m256i delim = _mm256_set1_epi8((char)r->delim);
+
+#define TERMINATORS_AVX2(p)						\
+	((uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(delim, \
+	    _mm256_loadu_si256((const __m256i *)(p)))) |			\
+	(uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(delim, \
+	    _mm256_loadu_si256((const __m256i *)((p) + 32)))) << 32)
+	SPLIT_BLOCKS(TERMINATORS_AVX2);
+#undef TERMINATORS_AVX2
+	split_rest(r, g, start, scanned, line, from, end, n);
+}
+#endif
+
 #ifdef __SSE2__
 /* Returns a mask with bit i set where p[i] is the terminator, 0 <= i < 64. */
 static inline uint64_t
@@ -252,8 +322,8 @@ terminators64(const unsigned char *p, __m128i delim)
  * Lists the lines of g->buf that end in [*scanned, len), the first starting
  * at *start, while g has room; the bytes from *start to *scanned hold no
  * terminator.  Moves *start to the first line not listed and *scanned to
- * where the search stopped.  Where SSE2 is to be had, 64 bytes are searched
- * at once and each line costs a bit scan, not a call to memchr.
+ * where the search stopped.  Where SSE2 (or AVX2) is to be had, 64 bytes
+ * are searched at once.
  */
 static void
 split(const struct lines *r, struct line_group *g, size_t *start,
@@ -264,27 +334,21 @@ split(const struct lines *r, struct line_group *g, size_t *start,
 	size_t n = g->nlines;
 #ifdef __SSE2__
 	__m128i delim = _mm_set1_epi8((char)r->delim);
+#endif
 
-	for (; end - from >= 64 && LINES_MAX - n >= 64; from += 64) {
-		uint64_t mask = terminators64(from, delim);
-
-		for (; mask != 0; mask &= mask - 1) {
-			nl = from + __builtin_ctzll(mask);
-			g->line[n].data = line;
-			g->line[n++].len = (size_t)(nl - line);
-			line = nl + 1;
-		}
+#ifdef WIDE_SPLIT
+	if (r->wide) {
+		split_avx2(r, g, start, scanned, len);
+		return;
 	}
 #endif
-	while (n < LINES_MAX &&
-	    (nl = memchr(from, r->delim, (size_t)(end - from))) != NULL) {
-		g->line[n].data = line;
-		g->line[n++].len = (size_t)(nl - line);
-		line = from = nl + 1;
-	}
-	*start = (size_t)(line - g->buf);
-	*scanned = n < LINES_MAX ? len : (size_t)(from - g->buf);
-	g->nlines = n;
+#ifdef __SSE2__
+#define TERMINATORS_SSE2(p)	terminators64((p), delim)
+	SPLIT_BLOCKS(TERMINATORS_SSE2);
+#undef TERMINATORS_SSE2
+#endif
+	(void)nl;
+	split_rest(r, g, start, scanned, line, from, end, n);
 }
 
 /*

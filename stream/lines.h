@@ -59,6 +59,7 @@ struct lines {
 					 * an error */
 	int err;			/* errno of the failed read, or 0 */
 	int parallel;			/* may run on several processors */
+	int wide;			/* split with AVX2 */
 	int threaded;			/* a helper thread fills the groups */
 	pthread_t thread;		/* the helper */
 	pthread_mutex_t lock;		/* guards queued, held and stop */
