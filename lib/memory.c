@@ -19,20 +19,29 @@
 
 #define CGROUP_ROOT_V1	"/sys/fs/cgroup/memory"
 #define CGROUP_ROOT_V2	"/sys/fs/cgroup"
-#define BATCH_SHARE	4	/* a batch takes budget * 4/8 */
+#define BATCH_SHARE	4	/* a batch takes budget * 4/8, less in memory */
 #define WINDOW_SHARE	32	/* a window takes budget / 32: four
 				 * are in memory at once */
 #define WINDOW_MIN	((uint64_t)4096)
 #define WINDOW_MAX	((uint64_t)64 << 20)
-#define BATCH_MAX	((uint64_t)1 << 30)	/* bytes of a batch, at most */
+#define BATCH_MAX	((uint64_t)(SIZE_MAX / 4))	/* bytes of a batch a
+						 * 32-bit host can address */
+
+/* Returns the bytes of the machine's memory, or UINT64_MAX if unknown. */
+static uint64_t
+physical_bytes(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+
+	if (pages <= 0 || page_size <= 0)
+		return UINT64_MAX;
+	return (uint64_t)pages * (uint64_t)page_size;
+}
 
 int
 memory_fits(uint64_t size)
 {
-	long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
-
-	return pages <= 0 || page_size <= 0 ||
-	    size / 2 <= (uint64_t)pages * (uint64_t)page_size;
+	return size / 2 <= physical_bytes();
 }
 
 /* Reads the first number in file path into *v; "max" is UINT64_MAX.
@@ -183,7 +192,16 @@ memory_plan(uint64_t filter_bytes, uint64_t budget, int adding,
 	p->out_of_core = filter_bytes > p->budget / 2;
 	p->sorted = p->out_of_core ||
 	    (adding && filter_bytes > memory_dirty_limit());
+	/* As large as the budget allows, so that a sweep of the whole filter
+	 * serves as many lines as can be had: out of core the filter takes
+	 * only its windows; mapped whole it takes its size, and the batch
+	 * half of what is left.  A --memory larger than the machine is held
+	 * to half of the machine, which the batch is allocated for. */
 	p->batch_bytes = p->budget / 8 * BATCH_SHARE;
+	if (!p->out_of_core && (p->budget - filter_bytes) / 2 < p->batch_bytes)
+		p->batch_bytes = (p->budget - filter_bytes) / 2;
+	if (p->batch_bytes > physical_bytes() / 2)
+		p->batch_bytes = physical_bytes() / 2;
 	if (p->batch_bytes > BATCH_MAX)
 		p->batch_bytes = BATCH_MAX;
 	for (w = WINDOW_MIN; w < WINDOW_MAX && w * 2 <= p->budget /

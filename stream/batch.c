@@ -15,7 +15,8 @@
 
 #include "stream/batch.h"
 
-#define KEYS_MAX	((size_t)1 << 26)	/* keys in a batch, at most */
+#define KEYS_MAX	((size_t)1 << 31)	/* keys in a batch, at most: the
+					 * sweep lists them as uint32_t */
 #define REREAD		((size_t)1 << 20)	/* bytes read back at once */
 
 int

@@ -6,6 +6,12 @@
  * one read(2) of the input and the lines that end in it; the start of a
  * line that does not end there is carried to the next group.
  *
+ * When the filter work is the lighter (a check), the helper would be the
+ * bottleneck: it then hashes only the first share of each group's lines
+ * and the caller hashes the rest when it takes the group.  The share
+ * follows whichever side waits for the other (balance), so that both
+ * processors are busy whatever the work on the lines costs.
+ *
  * A small regular file is read without a thread, as is any input when no
  * thread can be had or only one processor may run this process:
  * lines_next then fills the group itself.
@@ -24,6 +30,10 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define WIDE_SPLIT	/* an AVX2 split, chosen at run time */
+#endif
 
 #include "stream/lines.h"
 #include "lib/threads.h"
@@ -32,6 +42,8 @@
 #define READ_SIZE	(1 << 20)	/* first size of a group's buffer */
 #endif
 #define SMALL_INPUT	(1 << 20)	/* files read without a thread */
+#define SHARE_ONE	64	/* the whole of a group, in shares */
+#define SHARE_STEP	2	/* share moved each time a side waits */
 
 /* Returns 1 if this process may run on more than one processor. */
 static int
@@ -78,6 +90,9 @@ lines_init(struct lines *r, unsigned char delim, int keep)
 	 * and the next would grow by copying in the heap. */
 	mallopt(M_MMAP_THRESHOLD, READ_SIZE);
 	r->parallel = several_cpus();
+#ifdef WIDE_SPLIT
+	r->wide = __builtin_cpu_supports("avx2");
+#endif
 	r->wake[0] = r->wake[1] = -1;
 	for (i = 0; i < LINES_GROUPS; i++) {
 		struct line_group *g = &r->group[i];
@@ -225,6 +240,69 @@ shrink(struct line_group *g, size_t len)
 	}
 }
 
+/*
+ * Lists the lines that end in the 64-byte blocks from FROM on, while the
+ * group has room for 64 more, with MASK(p) the bits of the terminators in
+ * the block at p: each line costs a bit scan, not a call to memchr.  A
+ * macro, so that each instruction set gets its own copy of the loop.
+ */
+#define SPLIT_BLOCKS(MASK) do {						\
+	for (; end - from >= 64 && LINES_MAX - n >= 64; from += 64) {	\
+		uint64_t mask_ = MASK(from);				\
+									\
+		for (; mask_ != 0; mask_ &= mask_ - 1) {		\
+			nl = from + __builtin_ctzll(mask_);		\
+			g->line[n].data = line;				\
+			g->line[n++].len = (size_t)(nl - line);		\
+			line = nl + 1;					\
+		}							\
+	}								\
+} while (0)
+
+/* Lists the lines of g that end in [from, end), the first starting at
+ * line, with memchr, while g has room; then sets *start, *scanned and
+ * g->nlines as split says. */
+static void
+split_rest(const struct lines *r, struct line_group *g, size_t *start,
+    size_t *scanned, const unsigned char *line, const unsigned char *from,
+    const unsigned char *end, size_t n)
+{
+	const unsigned char *nl;
+
+	while (n < LINES_MAX &&
+	    (nl = memchr(from, r->delim, (size_t)(end - from))) != NULL) {
+		g->line[n].data = line;
+		g->line[n++].len = (size_t)(nl - line);
+		line = from = nl + 1;
+	}
+	*start = (size_t)(line - g->buf);
+	*scanned = n < LINES_MAX ? (size_t)(end - g->buf) :
+	    (size_t)(from - g->buf);
+	g->nlines = n;
+}
+
+#ifdef WIDE_SPLIT
+/* split with AVX2 compares, 32 bytes at a time. */
+__attribute__((target("avx2"))) static void
+split_avx2(const struct lines *r, struct line_group *g, size_t *start,
+    size_t *scanned, size_t len)
+{
+	const unsigned char *line = g->buf + *start, *from = g->buf + *scanned;
+	const unsigned char *end = g->buf + len, *nl;
+	size_t n = g->nlines;
+	__m256i delim = _mm256_set1_epi8((char)r->delim);
+
+#define TERMINATORS_AVX2(p)						\
+	((uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(delim, \
+	    _mm256_loadu_si256((const __m256i *)(p)))) |			\
+	(uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(delim, \
+	    _mm256_loadu_si256((const __m256i *)((p) + 32)))) << 32)
+	SPLIT_BLOCKS(TERMINATORS_AVX2);
+#undef TERMINATORS_AVX2
+	split_rest(r, g, start, scanned, line, from, end, n);
+}
+#endif
+
 #ifdef __SSE2__
 /* Returns a mask with bit i set where p[i] is the terminator, 0 <= i < 64. */
 static inline uint64_t
@@ -244,8 +322,8 @@ terminators64(const unsigned char *p, __m128i delim)
  * Lists the lines of g->buf that end in [*scanned, len), the first starting
  * at *start, while g has room; the bytes from *start to *scanned hold no
  * terminator.  Moves *start to the first line not listed and *scanned to
- * where the search stopped.  Where SSE2 is to be had, 64 bytes are searched
- * at once and each line costs a bit scan, not a call to memchr.
+ * where the search stopped.  Where SSE2 (or AVX2) is to be had, 64 bytes
+ * are searched at once.
  */
 static void
 split(const struct lines *r, struct line_group *g, size_t *start,
@@ -256,48 +334,42 @@ split(const struct lines *r, struct line_group *g, size_t *start,
 	size_t n = g->nlines;
 #ifdef __SSE2__
 	__m128i delim = _mm_set1_epi8((char)r->delim);
+#endif
 
-	for (; end - from >= 64 && LINES_MAX - n >= 64; from += 64) {
-		uint64_t mask = terminators64(from, delim);
-
-		for (; mask != 0; mask &= mask - 1) {
-			nl = from + __builtin_ctzll(mask);
-			g->line[n].data = line;
-			g->line[n++].len = (size_t)(nl - line);
-			line = nl + 1;
-		}
+#ifdef WIDE_SPLIT
+	if (r->wide) {
+		split_avx2(r, g, start, scanned, len);
+		return;
 	}
 #endif
-	while (n < LINES_MAX &&
-	    (nl = memchr(from, r->delim, (size_t)(end - from))) != NULL) {
-		g->line[n].data = line;
-		g->line[n++].len = (size_t)(nl - line);
-		line = from = nl + 1;
-	}
-	*start = (size_t)(line - g->buf);
-	*scanned = n < LINES_MAX ? len : (size_t)(from - g->buf);
-	g->nlines = n;
+#ifdef __SSE2__
+#define TERMINATORS_SSE2(p)	terminators64((p), delim)
+	SPLIT_BLOCKS(TERMINATORS_SSE2);
+#undef TERMINATORS_SSE2
+#endif
+	(void)nl;
+	split_rest(r, g, start, scanned, line, from, end, n);
 }
 
 /*
- * Hashes the lines of g from from on, or with fields the key of each.  Returns 0, or -1
- * with errno set if no room could be had for a key; the lines before it
- * are hashed and g holds only those.
+ * Hashes the lines of g from from up to to, or with fields the key of
+ * each.  Returns 0, or -1 with errno set if no room could be had for a
+ * key; the lines before it are hashed and g holds only those.
  */
 static int
 hash_lines(struct lines *r, struct line_group *g, const struct bloom *filter,
-    size_t from)
+    size_t from, size_t to)
 {
 	size_t i, need, keylen;
 	unsigned char *bigger;
 
 	if (r->fields == NULL) {
-		for (i = from; i < g->nlines; i++)
+		for (i = from; i < to; i++)
 			g->hash[i] = bloom_hash(filter, g->line[i].data,
 			    g->line[i].len);
 		return 0;
 	}
-	for (i = from; i < g->nlines; i++) {
+	for (i = from; i < to; i++) {
 		need = fields_key_max(r->fields, g->line[i].len);
 		if (need > r->key_cap) {
 			if ((bigger = realloc(r->key, need)) == NULL) {
@@ -472,7 +544,18 @@ fill(struct lines *r, struct line_group *g, const struct bloom *filter)
 		r->streaming = 0;
 		i = 1;
 	}
-	if (hash_lines(r, g, filter, i) == -1) {
+	/* The keys of fields are made in r->key, which is the helper's; a
+	 * pretest needs every hash. */
+	g->pretest = __atomic_load_n(&r->pretest, __ATOMIC_ACQUIRE);
+	g->hashed = g->nlines;
+	if (r->threaded && r->fields == NULL && g->pretest == NULL) {
+		g->hashed = g->nlines * __atomic_load_n(&r->share,
+		    __ATOMIC_RELAXED) / SHARE_ONE;
+		if (g->hashed < i)
+			g->hashed = i;
+	}
+	if (hash_lines(r, g, filter, i, g->hashed) == -1) {
+		g->hashed = g->nlines;
 		r->eof = 1;
 		r->err = g->err = errno;
 		g->last = 0;
@@ -480,12 +563,29 @@ fill(struct lines *r, struct line_group *g, const struct bloom *filter)
 		    g->line[g->nlines - 1].len - g->buf) : 0;
 	}
 	g->bytes = start;
-	g->pretest = __atomic_load_n(&r->pretest, __ATOMIC_ACQUIRE);
 	if (g->pretest != NULL)
 		bloom_pretest(g->pretest, g->hash, g->nlines, g->found);
 	r->carry = g->buf + start;
 	r->carry_len = len - start;
 	r->carry_scanned = scanned - start;
+}
+
+/*
+ * Moves the share of the hashing the helper does by delta: up when the
+ * helper waits for the caller to give a group back, down when the caller
+ * waits for a group while the helper is not waiting for input.
+ */
+static void
+balance(struct lines *r, int delta)
+{
+	unsigned share = __atomic_load_n(&r->share, __ATOMIC_RELAXED);
+
+	if (delta > 0)
+		share = share + SHARE_STEP > SHARE_ONE ? SHARE_ONE :
+		    share + SHARE_STEP;
+	else
+		share = share < SHARE_STEP ? 0 : share - SHARE_STEP;
+	__atomic_store_n(&r->share, share, __ATOMIC_RELAXED);
 }
 
 /* The helper thread: fills the groups in turn until the input ends or
@@ -499,6 +599,8 @@ helper(void *arg)
 
 	do {
 		pthread_mutex_lock(&r->lock);
+		if (!r->stop && r->queued + (size_t)r->held == LINES_GROUPS)
+			balance(r, 1);
 		while (!r->stop && r->queued + (size_t)r->held == LINES_GROUPS)
 			pthread_cond_wait(&r->freed, &r->lock);
 		if (r->stop) {
@@ -531,7 +633,8 @@ lines_start(struct lines *r, int fd, const struct bloom *filter,
 	if (!r->parallel || (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
 	    st.st_size < SMALL_INPUT))
 		return;
-	/* Set before the thread starts, which reads it. */
+	/* Set before the thread starts, which reads them. */
+	r->share = SHARE_ONE;
 	r->threaded = 1;
 	if (thread_start(&r->thread, helper, r) != 0)
 		r->threaded = 0;
@@ -569,6 +672,8 @@ lines_wait(struct lines *r)
 		r->held = 0;
 		pthread_cond_signal(&r->freed);
 	}
+	if (r->queued == 0 && !r->starved)
+		balance(r, -1);
 	while (r->queued == 0 && !r->starved)
 		pthread_cond_wait(&r->filled, &r->lock);
 	ready = r->queued > 0;
@@ -596,6 +701,8 @@ lines_next(struct lines *r)
 	r->queued--;
 	r->held = 1;
 	pthread_mutex_unlock(&r->lock);
+	/* The helper hashed only its share; fields are not shared. */
+	hash_lines(r, g, r->filter, g->hashed, g->nlines);
 	return g;
 }
 

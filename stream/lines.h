@@ -31,6 +31,8 @@ struct line_group {
 					 * answers of, or NULL */
 	unsigned char *found;	/* found by pretest */
 	size_t nlines;		/* lines in line and hash */
+	size_t hashed;		/* lines the helper hashed: the caller
+				 * hashes the others in lines_next */
 	size_t bytes;		/* input bytes of the lines, with their
 				 * terminators */
 	int err;		/* errno of a read that failed after them, or 0 */
@@ -57,6 +59,7 @@ struct lines {
 					 * an error */
 	int err;			/* errno of the failed read, or 0 */
 	int parallel;			/* may run on several processors */
+	int wide;			/* split with AVX2 */
 	int threaded;			/* a helper thread fills the groups */
 	pthread_t thread;		/* the helper */
 	pthread_mutex_t lock;		/* guards queued, held and stop */
@@ -69,6 +72,8 @@ struct lines {
 	int stop;			/* the helper is to stop */
 	int starved;			/* the helper waits for input, all
 					 * it read handed over */
+	unsigned share;			/* of SHARE_ONE, the lines of a group
+					 * the helper hashes; see balance */
 	unsigned fill;			/* next group to fill */
 	unsigned take;			/* next group to take */
 	const unsigned char *carry;	/* bytes for the next group: the */
