@@ -40,8 +40,8 @@ const char *const command_name[NCMD] = {
 static const char *const synopsis[NCMD] = {
 	("bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]\n"
 	"             [--slices n] [--grow [--growth factor]]\n"
-	"             [--generations count [--window duration]] [--seed n]\n"
-	"             [--dry-run] filter\n"
+	"             [--generations count [--window duration] [--max-size size]]\n"
+	"             [--seed n] [--dry-run] filter\n"
 	"bloom create --like template [-f] [--slice i/n] filter"),
 	("bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]\n"
 	"          [--memory size] [--no-create] [--progress] [--sync] filter\n"
@@ -75,7 +75,9 @@ static const char *const option_help[NCMD] = {
 	"               each rotation; -n is distinct lines per window\n"
 	"  --window D   rotate by time: remember a line for at least D after it\n"
 	"               was last added (90s, 30m, 12h, 7d, 2w); without it,\n"
-	"               bloom rotate rotates\n"
+	"               bloom rotate rotates\n"	"  --max-size S with --generations: the bytes (K, M, G, T) the file may\n"
+	"               grow to when a generation fills before its time; past\n"
+	"               them it closes early instead (default: no limit)\n"
 	"  --slices n   round the blocks up to a multiple of n, so that the\n"
 	"               filter can be cut into n slices (--slice)\n"
 	"  --seed n     hash seed (default: random)\n"

@@ -195,6 +195,7 @@ cmd_create(int argc, char **argv)
 		{ "growth", required_argument, NULL, OPT_GROWTH },
 		{ "generations", required_argument, NULL, OPT_GENERATIONS },
 		{ "window", required_argument, NULL, OPT_WINDOW },
+		{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
 		{ "like", required_argument, NULL, OPT_LIKE },
 		{ "slice", required_argument, NULL, OPT_SLICE },
 		{ "slices", required_argument, NULL, OPT_SLICES },
@@ -300,6 +301,15 @@ cmd_create(int argc, char **argv)
 				    "a duration such as 90s, 30m, 12h, 7d or "
 				    "2w, not '%s'", optarg);
 			break;
+		case OPT_MAX_SIZE:
+			if (parse_size(optarg, &spec.max_bytes) == -1 ||
+			    spec.max_bytes == 0 ||
+			    spec.max_bytes > FORMAT_FILE_MAX)
+				usage_error(CMD_CREATE, "create: --max-size "
+				    "takes a size from 1 byte to %" PRIu64 "T, "
+				    "such as 64M, not '%s'",
+				    FORMAT_FILE_MAX >> 40, optarg);
+			break;
 		case OPT_LIKE:
 			like = optarg;
 			break;
@@ -333,7 +343,7 @@ cmd_create(int argc, char **argv)
 		    "create: one filter at a time");
 	sizing = have_n || have_p || have_s || have_seed || have_growth ||
 	    p->hashes != 0 || spec.mode != MODE_FIXED || spec.window_ms != 0 ||
-	    cut != 0;
+	    spec.max_bytes != 0 || cut != 0;
 	if (like != NULL && sizing)
 		usage_error(CMD_CREATE, "create: --like takes everything from "
 		    "the template: no -n, -p, -s, -k, --seed, --slices, "
@@ -348,6 +358,9 @@ cmd_create(int argc, char **argv)
 		usage_error(CMD_CREATE, "create: --growth needs --grow");
 	if (spec.window_ms != 0 && spec.mode != MODE_WINDOW)
 		usage_error(CMD_CREATE, "create: --window needs --generations");
+	if (spec.max_bytes != 0 && spec.mode != MODE_WINDOW)
+		usage_error(CMD_CREATE, "create: --max-size needs "
+		    "--generations");
 	if (spec.mode != MODE_FIXED && (have_s || p->hashes != 0))
 		usage_error(CMD_CREATE, "create: -s and -k are for fixed "
 		    "filters: a %s filter sizes each segment from -n and -p",

@@ -472,6 +472,7 @@ bloom_plan(const struct bloom_spec *spec, struct bloom_header *h)
 	case MODE_WINDOW:
 		h->slots = spec->generations;
 		h->window_ms = spec->window_ms;
+		h->max_bytes = spec->max_bytes;
 		break;
 	}
 	h->data_offset = format_data_offset(h->slots);
@@ -532,6 +533,9 @@ bloom_plan_like(const struct bloom *tmpl, uint32_t slice, uint32_t slices,
 	h->version = FORMAT_V2;
 	h->header_size = V2_HEADER_SIZE;
 	h->nsegments = bloom_nsegments(tmpl);
+	/* A window's grown generations are not part of its geometry. */
+	if (t->mode == MODE_WINDOW)
+		h->nsegments = t->slots;
 	h->epoch = bloom_epoch(tmpl);
 	for (i = 0; i < h->nsegments; i++) {
 		h->seg[i].inserted = 0;

@@ -8,8 +8,8 @@ load helpers
 # The SYNOPSIS of bloom(1), as usage() prints it.
 usage='usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
                     [--slices n] [--grow [--growth factor]]
-                    [--generations count [--window duration]] [--seed n]
-                    [--dry-run] filter
+                    [--generations count [--window duration] [--max-size size]]
+                    [--seed n] [--dry-run] filter
        bloom create --like template [-f] [--slice i/n] filter
        bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]
                  [--memory size] [--no-create] [--progress] [--sync] filter
@@ -117,8 +117,8 @@ SIGUSR1 prints one status line.' ]
 	[ "$output" = "$(bloom add --help)" ]
 	run -0 bloom help create
 	[ "${lines[1]}" = '                    [--slices n] [--grow [--growth factor]]' ]
-	[ "${lines[2]}" = '                    [--generations count [--window duration]] [--seed n]' ]
-	[ "${lines[3]}" = '                    [--dry-run] filter' ]
+	[ "${lines[2]}" = '                    [--generations count [--window duration] [--max-size size]]' ]
+	[ "${lines[3]}" = '                    [--seed n] [--dry-run] filter' ]
 	[ "${lines[4]}" = '       bloom create --like template [-f] [--slice i/n] filter' ]
 	[ "$output" = "$(bloom create --help)" ]
 	[ "$(bloom help check)" = "$(bloom check --help)" ]

@@ -8,8 +8,8 @@ load helpers
 
 usage='usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
                     [--slices n] [--grow [--growth factor]]
-                    [--generations count [--window duration]] [--seed n]
-                    [--dry-run] filter
+                    [--generations count [--window duration] [--max-size size]]
+                    [--seed n] [--dry-run] filter
        bloom create --like template [-f] [--slice i/n] filter'
 
 # Lists the files of the test's directory but bats' own (run
