@@ -564,6 +564,14 @@ int
 bloom_create_header(const char *path, const struct bloom_header *hp,
     int force, void (*on_wait)(const char *))
 {
+	return bloom_create_filled(path, hp, force, on_wait, NULL, NULL);
+}
+
+int
+bloom_create_filled(const char *path, const struct bloom_header *hp,
+    int force, void (*on_wait)(const char *), bloom_fill_fn *fill,
+    void *arg)
+{
 	char where[PATH_MAX];
 	struct sigaction ign, xfsz;
 	struct bloom_header h = *hp;
@@ -603,6 +611,13 @@ bloom_create_header(const char *path, const struct bloom_header *hp,
 	s = BLOOM_ERRNO;
 	if ((fd = open_unnamed(&pl)) == -1 || fill_new(fd, &h) == -1)
 		goto out;
+	if (fill != NULL && ((s = fill(arg, fd, &h)) != BLOOM_OK ||
+	    fsync(fd) == -1)) {
+		if (s == BLOOM_OK)
+			s = BLOOM_ERRNO;
+		goto out;
+	}
+	s = BLOOM_ERRNO;
 	if (old != NO_FILE)
 		keep_owner(fd, &old_st);
 	if (publish(fd, &pl, force, old, path, on_wait) == -1)

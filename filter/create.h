@@ -57,6 +57,17 @@ int bloom_plan_like(const struct bloom *tmpl, uint32_t slice,
 int bloom_create_header(const char *path, const struct bloom_header *h,
     int force, void (*on_wait)(const char *path));
 
+/* Writes the segments of a new file fd of header h before it is given its
+ * name.  Returns BLOOM_OK or a status (BLOOM_ERRNO with errno set). */
+typedef int bloom_fill_fn(void *arg, int fd, const struct bloom_header *h);
+
+/* Creates path as bloom_create_header does, calling fill (unless NULL)
+ * with arg to write its segments once it is allocated, before it appears
+ * under its name. */
+int bloom_create_filled(const char *path, const struct bloom_header *h,
+    int force, void (*on_wait)(const char *path), bloom_fill_fn *fill,
+    void *arg);
+
 /* Sets *free_bytes to the space an unprivileged user may still take on the
  * file system path would be created in.  Returns 0, or -1 with errno
  * set. */

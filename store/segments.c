@@ -132,6 +132,11 @@ segments_plan(const struct bloom_header *h, unsigned i, uint64_t offset,
 	}
 	if (!(p.target_fpr >= DBL_MIN) || params_solve(&p, SOLVE_SIZE) == -1)
 		return BLOOM_ETOOBIG;
+	/* Segments grown to are the large ones fold takes back: each a
+	 * count fold divides, for at most 1/128 more bits.  The first keeps
+	 * the size create gives a fixed filter of its capacity. */
+	if (h->mode == MODE_GROW && i > 0)
+		p.nblocks = params_foldable(p.nblocks);
 	memset(s, 0, sizeof *s);
 	s->offset = offset;
 	s->nblocks = p.nblocks;
