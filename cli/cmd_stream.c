@@ -324,10 +324,9 @@ notice(struct bloom *b, unsigned events)
 	/* Once a command: a burst may grow or close many generations. */
 	if (events & BLOOM_EV_WIDENED && !warned_widened++)
 		msg_warn("%s: warning: a generation filled before its time and "
-		    "took more room: the window holds more than the %" PRIu64
-		    " lines it was sized for, at a false-positive rate above "
-		    "its target until those generations expire",
-		    bloom_path(b), h->capacity);
+		    "took more room: the window has grown past its sizing, "
+		    "and its false-positive rate may pass its target until "
+		    "that generation expires", bloom_path(b));
 	if (events & BLOOM_EV_EARLY && !warned_early++)
 		msg_warn("%s: warning: a generation filled with %" PRIu64
 		    " items before its time and was closed early, the window "

@@ -217,7 +217,7 @@ usage: bloom rotate filter" rotate
 	# No line written twice, none lost but a false positive or two.
 	[ "$(printf '%s\n' "${lines[@]}" | sort | uniq -d)" = "" ]
 	[ "${#lines[@]}" -ge 2490 ]
-	[ "$stderr" = "bloom: w.bf: warning: a generation filled before its time and took more room: the window holds more than the 3000 lines it was sized for, at a false-positive rate above its target until those generations expire" ]
+	[ "$stderr" = "bloom: w.bf: warning: a generation filled before its time and took more room: the window has grown past its sizing, and its false-positive rate may pass its target until that generation expires" ]
 	# The same lines seconds later: all remembered.
 	run -0 bloom add --new w.bf in
 	[ "$output" = "" ]
