@@ -33,7 +33,7 @@ CLI_OBJ = cli.o cli/cmd_create.o cli/cmd_stream.o cli/cmd_filter.o cli/msg.o \
 	cli/parse.o cli/progress.o cli/report.o
 STREAM_OBJ = stream/engine.o stream/batch.o stream/lines.o stream/fields.o \
 	stream/union.o stream/repeats.o
-FILTER_OBJ = filter/create.o filter/merge.o filter/stats.o filter/sweep.o
+FILTER_OBJ = filter/create.o filter/fold.o filter/merge.o filter/stats.o filter/sweep.o
 CORE_OBJ = bloom.o
 STORE_OBJ = store/format.o store/segments.o store/bits.o store/holes.o \
 	store/claims.o \

@@ -967,6 +967,12 @@ bloom_epoch(const struct bloom *b)
 }
 
 uint64_t
+bloom_generation(const struct bloom *b)
+{
+	return b->hdr.mode == MODE_WINDOW ? b->epoch : 0;
+}
+
+uint64_t
 bloom_fill(struct bloom *b, unsigned i, uint64_t hist[BLOCK_BITS + 1])
 {
 	const struct segment *s = &b->seg[i];

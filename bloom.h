@@ -93,6 +93,10 @@ uint64_t bloom_stamp(const struct bloom *b, unsigned i);
  * a filter of another mode. */
 uint64_t bloom_epoch(const struct bloom *b);
 
+/* Returns the generation a window is in as of the last refresh: the
+ * later of the clock's and the file's; 0 for a filter of another mode. */
+uint64_t bloom_generation(const struct bloom *b);
+
 /* Returns the BLOOM_EV_* flags (store/segments.h) raised since the last
  * call, and clears them. */
 unsigned bloom_events(struct bloom *b);

@@ -33,15 +33,16 @@
 #include "filter/stats.h"
 
 const char *const command_name[NCMD] = {
-	"create", "add", "check", "stats", "rotate", "merge", "route", "help"
+	"create", "add", "check", "stats", "rotate", "merge", "fold", "route",
+	"help"
 };
 
 /* The SYNOPSIS of bloom(1), line for line. */
 static const char *const synopsis[NCMD] = {
 	("bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]\n"
 	"             [--slices n] [--grow [--growth factor]]\n"
-	"             [--generations count [--window duration]] [--seed n]\n"
-	"             [--dry-run] filter\n"
+	"             [--generations count [--window duration] [--max-size size]]\n"
+	"             [--seed n] [--dry-run] filter\n"
 	"bloom create --like template [-f] [--slice i/n] filter"),
 	("bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]\n"
 	"          [--memory size] [--no-create] [--progress] [--sync] filter\n"
@@ -53,6 +54,7 @@ static const char *const synopsis[NCMD] = {
 	"bloom stats [--json] filter",
 	"bloom rotate filter",
 	"bloom merge filter source ...",
+	"bloom fold [-f] [--by n] filter output",
 	"bloom route [-z] [-o prefix] [--slices n] filter [file ...]",
 	"bloom help [command]",
 };
@@ -75,7 +77,9 @@ static const char *const option_help[NCMD] = {
 	"               each rotation; -n is distinct lines per window\n"
 	"  --window D   rotate by time: remember a line for at least D after it\n"
 	"               was last added (90s, 30m, 12h, 7d, 2w); without it,\n"
-	"               bloom rotate rotates\n"
+	"               bloom rotate rotates\n"	"  --max-size S with --generations: the bytes (K, M, G, T) the file may\n"
+	"               grow to when a generation fills before its time; past\n"
+	"               them it closes early instead (default: no limit)\n"
 	"  --slices n   round the blocks up to a multiple of n, so that the\n"
 	"               filter can be cut into n slices (--slice)\n"
 	"  --seed n     hash seed (default: random)\n"
@@ -139,6 +143,14 @@ static const char *const option_help[NCMD] = {
 	"their lines.  Sources must have filter's seed and geometry (create\n"
 	"--like); a slice goes into its part of the whole filter.  Safe while\n"
 	"other processes add to or check filter.\n"),
+	("Write to output a smaller filter holding the same lines: blocks n i to\n"
+	"n i + n - 1 ORed into block i, exactly the filter made with 1/n of\n"
+	"the blocks; each segment of a growable filter is folded alone.  The\n"
+	"output is written whole or not at all; filter is only read.\n"
+	"  --by n       fold by n, which must divide the blocks of every\n"
+	"               segment (default: each segment as far as the lines it\n"
+	"               holds allow at its target rate)\n"
+	"  -f           replace an existing output file\n"),
 	("Split lines by the slice of filter that holds them: each line is\n"
 	"written after its slice number and a tab, or with -o to the file\n"
 	"prefix followed by the slice number.\n"
@@ -459,6 +471,8 @@ main(int argc, char **argv)
 		return cmd_rotate(argc, argv);
 	case CMD_MERGE:
 		return cmd_merge(argc, argv);
+	case CMD_FOLD:
+		return cmd_fold(argc, argv);
 	case CMD_ROUTE:
 		return cmd_route(argc, argv);
 	case CMD_HELP:

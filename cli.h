@@ -32,10 +32,10 @@
 enum { OPT_SEED = 256, OPT_SYNC, OPT_JSON, OPT_GROW, OPT_GROWTH,
     OPT_GENERATIONS, OPT_WINDOW, OPT_LIKE, OPT_SLICE, OPT_SLICES,
     OPT_DRY_RUN, OPT_PROGRESS, OPT_NO_CREATE, OPT_MEMORY, OPT_HELP,
-    OPT_WHICH };
+    OPT_WHICH, OPT_MAX_SIZE, OPT_BY };
 
 enum command { CMD_CREATE, CMD_ADD, CMD_CHECK, CMD_STATS, CMD_ROTATE,
-    CMD_MERGE, CMD_ROUTE, CMD_HELP, NCMD };
+    CMD_MERGE, CMD_FOLD, CMD_ROUTE, CMD_HELP, NCMD };
 
 /* The name of each command, for messages. */
 extern const char *const command_name[NCMD];
@@ -95,5 +95,6 @@ int cmd_route(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_rotate(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_fold(int argc, char **argv);
 
 #endif

@@ -43,6 +43,9 @@
 
 #include "params.h"
 
+#define FOLD_UNIT_MAX	4096	/* blocks a count is rounded to, at most */
+#define FOLD_COST_SHARE	128	/* a count grows by 1/this at most */
+
 /* Poisson terms further than this many standard deviations from the mean
  * weigh less than 1e-30 and are left out of the sum. */
 #define TAIL_SIGMAS	12.0
@@ -342,6 +345,22 @@ invalid:
  * over Poisson(lambda) keys that is exp(-lambda (1 - (1 - 1/512)^k)).  Solve
  * the observed clear fraction for lambda, and n = lambda * nblocks.
  */
+/*
+ * Rounds up to a multiple of the largest power of two, up to
+ * FOLD_UNIT_MAX, that adds at most 1/FOLD_COST_SHARE: what bloom fold
+ * divides by.  Fewer than 2 FOLD_COST_SHARE blocks stay as they are.
+ */
+uint64_t
+params_foldable(uint64_t nblocks)
+{
+	uint64_t unit = 1, up;
+
+	while (unit < FOLD_UNIT_MAX && unit * 2 <= nblocks / FOLD_COST_SHARE)
+		unit *= 2;
+	up = (nblocks + unit - 1) / unit * unit;
+	return up <= NBLOCKS_MAX ? up : nblocks;
+}
+
 double
 params_estimate_items(uint64_t bits_set, uint64_t nblocks, unsigned hashes)
 {

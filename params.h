@@ -20,6 +20,11 @@ struct params {
 /* What the caller fixed; params_solve derives the rest. */
 enum solve_for { SOLVE_SIZE, SOLVE_FPR, SOLVE_CAPACITY };
 
+/* Returns nblocks rounded up, by at most 1/128 of it, to a multiple of a
+ * power of two (up to 4096), so that bloom fold divides it by small
+ * factors; nblocks itself below 256 blocks. */
+uint64_t params_foldable(uint64_t nblocks);
+
 /* Returns the expected false-positive rate of a blocked filter of nblocks
  * blocks with hashes (1..HASHES_MAX, else 1.0) after n distinct insertions.
  * The first call fills a 700 KB table, in a few milliseconds, that the

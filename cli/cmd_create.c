@@ -25,6 +25,7 @@
 #include "stream/engine.h"
 #include "stream/fields.h"
 #include "filter/merge.h"
+#include "filter/fold.h"
 #include "params.h"
 #include "cli/parse.h"
 #include "cli/progress.h"
@@ -195,6 +196,7 @@ cmd_create(int argc, char **argv)
 		{ "growth", required_argument, NULL, OPT_GROWTH },
 		{ "generations", required_argument, NULL, OPT_GENERATIONS },
 		{ "window", required_argument, NULL, OPT_WINDOW },
+		{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
 		{ "like", required_argument, NULL, OPT_LIKE },
 		{ "slice", required_argument, NULL, OPT_SLICE },
 		{ "slices", required_argument, NULL, OPT_SLICES },
@@ -300,6 +302,15 @@ cmd_create(int argc, char **argv)
 				    "a duration such as 90s, 30m, 12h, 7d or "
 				    "2w, not '%s'", optarg);
 			break;
+		case OPT_MAX_SIZE:
+			if (parse_size(optarg, &spec.max_bytes) == -1 ||
+			    spec.max_bytes == 0 ||
+			    spec.max_bytes > FORMAT_FILE_MAX)
+				usage_error(CMD_CREATE, "create: --max-size "
+				    "takes a size from 1 byte to %" PRIu64 "T, "
+				    "such as 64M, not '%s'",
+				    FORMAT_FILE_MAX >> 40, optarg);
+			break;
 		case OPT_LIKE:
 			like = optarg;
 			break;
@@ -333,7 +344,7 @@ cmd_create(int argc, char **argv)
 		    "create: one filter at a time");
 	sizing = have_n || have_p || have_s || have_seed || have_growth ||
 	    p->hashes != 0 || spec.mode != MODE_FIXED || spec.window_ms != 0 ||
-	    cut != 0;
+	    spec.max_bytes != 0 || cut != 0;
 	if (like != NULL && sizing)
 		usage_error(CMD_CREATE, "create: --like takes everything from "
 		    "the template: no -n, -p, -s, -k, --seed, --slices, "
@@ -348,6 +359,9 @@ cmd_create(int argc, char **argv)
 		usage_error(CMD_CREATE, "create: --growth needs --grow");
 	if (spec.window_ms != 0 && spec.mode != MODE_WINDOW)
 		usage_error(CMD_CREATE, "create: --window needs --generations");
+	if (spec.max_bytes != 0 && spec.mode != MODE_WINDOW)
+		usage_error(CMD_CREATE, "create: --max-size needs "
+		    "--generations");
 	if (spec.mode != MODE_FIXED && (have_s || p->hashes != 0))
 		usage_error(CMD_CREATE, "create: -s and -k are for fixed "
 		    "filters: a %s filter sizes each segment from -n and -p",
@@ -382,3 +396,128 @@ cmd_create(int argc, char **argv)
 	return finish(0);
 }
 
+
+/* Says why the filter at path cannot be folded as fp asked. */
+static void
+tell_fold_refusal(const char *path, const struct fold_plan *fp, uint64_t by)
+{
+	const struct segment_info *s = &fp->h.seg[fp->segment];
+
+	switch (fp->refusal) {
+	case FOLD_WINDOW:
+		msg_warn("%s: cannot fold a window: its generations rotate in "
+		    "place (only fixed and growable filters fold)", path);
+		break;
+	case FOLD_SLICE:
+		msg_warn("%s: cannot fold a slice: fold the whole filter, then "
+		    "cut it", path);
+		break;
+	default:
+		msg_warn("%s: cannot fold by %" PRIu64 ": segment %u has %"
+		    PRIu64 " blocks, not a multiple of %" PRIu64, path, by,
+		    fp->segment, s->nblocks, by);
+		break;
+	}
+}
+
+/* Warns of each folded segment that holds more keys than its blocks hold
+ * at its target rate (--by chose too much). */
+static void
+tell_fold_overfull(const char *path, const struct fold_plan *fp)
+{
+	const struct segment_info *s;
+	unsigned i;
+
+	for (i = 0; i < fp->h.nsegments; i++) {
+		s = &fp->h.seg[i];
+		if (s->inserted > s->capacity)
+			msg_warn("%s: warning: segment %u holds %" PRIu64
+			    " items, past the %" PRIu64 " its %" PRIu64
+			    " blocks hold at fpr %g", path, i, s->inserted,
+			    s->capacity, s->nblocks, s->target_fpr);
+	}
+}
+
+/* Returns 1 if path names the file of filter b. */
+static int
+same_file(const struct bloom *b, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), same;
+
+	if (fd == -1)
+		return 0;
+	same = bloom_is_file(b, fd);
+	close(fd);
+	return same;
+}
+
+int
+cmd_fold(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "by", required_argument, NULL, OPT_BY },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static const char shortopts[] = ":fh";
+	struct bloom_header seen;
+	struct fold_plan *fp;
+	struct bloom *filter;
+	uint64_t by = 0;
+	int ch, force = 0, s, rc = EXIT_TROUBLE;
+
+	while ((ch = getopt_long(argc, argv, shortopts, longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'f':
+			force = 1;
+			break;
+		case OPT_BY:
+			if (parse_u64(optarg, 0, &by) == -1 || by == 0 ||
+			    by > NBLOCKS_MAX)
+				usage_error(CMD_FOLD, "fold: --by takes a "
+				    "positive whole number, not '%s'", optarg);
+			break;
+		case 'h':
+			print_help(CMD_FOLD);
+			return finish(0);
+		default:
+			bad_option(CMD_FOLD, ch, argv, shortopts, longopts);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc != 2)
+		usage_error(CMD_FOLD, argc == 0 ? "fold: no filter named" :
+		    argc == 1 ? "fold: no output named" :
+		    "fold: one filter and one output");
+	s = bloom_open(&filter, argv[0], 0, tell_open_waits, &seen);
+	if (s != BLOOM_OK) {
+		filter_error(argv[0], s, &seen);
+		return finish(EXIT_TROUBLE);
+	}
+	guard_mapping(argv[0], 0);
+	if ((fp = malloc(sizeof *fp)) == NULL) {
+		msg_warn("out of memory");
+		goto out;
+	}
+	if (same_file(filter, argv[1])) {
+		msg_warn("%s: cannot fold a filter into itself", argv[1]);
+		goto out;
+	}
+	if (fold_plan(filter, by, fp) == -1) {
+		tell_fold_refusal(argv[0], fp, by);
+		goto out;
+	}
+	if ((s = fold_write(filter, fp, argv[1], force,
+	    tell_create_waits)) != BLOOM_OK) {
+		tell_create_error(argv[1], s);
+		goto out;
+	}
+	tell_fold_overfull(argv[1], fp);
+	rc = 0;
+out:
+	free(fp);
+	bloom_close(filter);
+	return finish(rc);
+}

@@ -312,7 +312,7 @@ open_for_add(struct bloom **bp, const char *path, int may_create,
 void
 notice(struct bloom *b, unsigned events)
 {
-	static int warned_early;
+	static int warned_early, warned_widened;
 	const struct bloom_header *h = bloom_header(b);
 	const struct segment_info *t = &h->seg[bloom_target(b)];
 
@@ -321,12 +321,17 @@ notice(struct bloom *b, unsigned events)
 		    "estimated false-positive rate now %.3g (target %g); "
 		    "a filter made with --grow grows instead", bloom_path(b),
 		    h->capacity, bloom_full_fpr(b), h->target_fpr);
-	/* Once a command: a small window may close many generations. */
+	/* Once a command: a burst may grow or close many generations. */
+	if (events & BLOOM_EV_WIDENED && !warned_widened++)
+		msg_warn("%s: warning: a generation filled before its time and "
+		    "took more room: the window has grown past its sizing, "
+		    "and its false-positive rate may pass its target until "
+		    "that generation expires", bloom_path(b));
 	if (events & BLOOM_EV_EARLY && !warned_early++)
 		msg_warn("%s: warning: a generation filled with %" PRIu64
-		    " items before its time and was closed early; lines may "
-		    "be forgotten sooner than the window", bloom_path(b),
-		    t->capacity);
+		    " items before its time and was closed early, the window "
+		    "being at its size limit; lines may be forgotten sooner "
+		    "than the window", bloom_path(b), t->capacity);
 }
 
 /* Tells of the lines a slice passed over. */

@@ -98,6 +98,17 @@ print_time(FILE *fp, int64_t ms, const char *none)
 	    *none == 'n' ? "\"" : "");
 }
 
+/* Writes lead and generation gen, or none for -1. */
+static void
+print_generation(FILE *fp, const char *lead, int64_t gen, const char *none)
+{
+	fputs(lead, fp);
+	if (gen < 0)
+		fputs(none, fp);
+	else
+		fprintf(fp, "%" PRId64, gen);
+}
+
 char *
 report_human(char *buf, size_t size, double bytes)
 {
@@ -164,6 +175,7 @@ report_stats_text(FILE *fp, const char *path, const struct bloom_header *h,
 		} else
 			fprintf(fp, "window_seconds: none (rotated by "
 			    "bloom rotate)\n");
+	fprintf(fp, "generation: %" PRIu64 "\n", st->generation);
 	}
 	fprintf(fp, "bytes: %" PRIu64 " (", st->bytes);
 	print_human(fp, st->bytes);
@@ -186,8 +198,8 @@ report_stats_text(FILE *fp, const char *path, const struct bloom_header *h,
 		fprintf(fp, "%4s %4s %14s %6s %12s %10s %12s %14s %12s  %s\n",
 		    "#", "live", "bits", "hashes", "capacity", "target_fpr",
 		    "inserted", "bits_set", "est_items",
-		    h->mode == MODE_WINDOW ? "created               expires" :
-		    "created");
+		    h->mode == MODE_WINDOW ? "created               expires"
+		    "               generation" : "created");
 		for (i = 0; i < st->nsegments; i++) {
 			const struct segment_stats *ss = &st->seg[i];
 
@@ -200,7 +212,9 @@ report_stats_text(FILE *fp, const char *path, const struct bloom_header *h,
 			    "-                   " : "-");
 			if (h->mode == MODE_WINDOW) {
 				fputs("  ", fp);
-				print_time(fp, ss->expires_ms, "-");
+				print_time(fp, ss->expires_ms,
+				    "-                   ");
+				print_generation(fp, "  ", ss->generation, "-");
 			}
 			fputc('\n', fp);
 		}
@@ -300,6 +314,7 @@ report_stats_json(FILE *fp, const char *path, const struct bloom_header *h,
 			print_seconds(fp, h->window_ms);
 		} else
 			fputs(",\"window_seconds\":null", fp);
+	fprintf(fp, ",\"generation\":%" PRIu64, st->generation);
 	}
 	fprintf(fp, ",\"bytes\":%" PRIu64 ",\"bits\":%" PRIu64
 	    ",\"hashes\":%u,\"seed\":\"%" PRIu64 "\",\"capacity\":%" PRIu64
@@ -330,6 +345,8 @@ report_stats_json(FILE *fp, const char *path, const struct bloom_header *h,
 		if (h->mode == MODE_WINDOW) {
 			fputs(",\"expires\":", fp);
 			print_time(fp, ss->expires_ms, "null");
+			print_generation(fp, ",\"generation\":", ss->generation,
+			    "null");
 		}
 		fputc('}', fp);
 	}

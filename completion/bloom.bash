@@ -6,7 +6,7 @@
 _bloom()
 {
 	local cur prev cmd opts argopts fileopts word i n=0 filters=1
-	local cmds='create add check stats rotate merge route help'
+	local cmds='create add check stats rotate merge fold route help'
 
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
@@ -22,9 +22,9 @@ _bloom()
 	case $cmd in
 	create)
 		opts='-f -k -n -p -s --grow --growth --generations --window
-		    --slices --seed --like --slice --dry-run --help'
-		argopts='-k -n -p -s --growth --generations --window --slices
-		    --seed --like --slice'
+		    --max-size --slices --seed --like --slice --dry-run --help'
+		argopts='-k -n -p -s --growth --generations --window --max-size
+		    --slices --seed --like --slice'
 		fileopts='--like' ;;
 	add)
 		opts='-D --dups -N --new -z -f -d -n -p --memory --no-create
@@ -41,6 +41,9 @@ _bloom()
 	rotate|merge)
 		opts='--help'
 		argopts='' ;;
+	fold)
+		opts='-f --by --help'
+		argopts='--by' ;;
 	route)
 		opts='-o -z --slices --help'
 		argopts='-o --slices'
@@ -76,7 +79,8 @@ _bloom()
 		esac
 		[[ $word == -* ]] || ((n++))
 	done
-	if { [ "$n" -eq 0 ] && [ "$filters" -eq 1 ]; } || [ "$cmd" = merge ]; then
+	if { [ "$n" -eq 0 ] && [ "$filters" -eq 1 ]; } || [ "$cmd" = merge ] ||
+	    [ "$cmd" = fold ]; then
 		# A filter: files ending in .bf, and directories.
 		COMPREPLY=($(compgen -f -X '!*.bf' -- "$cur") \
 		    $(compgen -d -- "$cur"))

@@ -4,7 +4,7 @@
 # The commands and options are those `bloom help` lists; tests/completion.bats
 # checks that they stay so.
 
-set -l cmds create add check stats rotate merge route help
+set -l cmds create add check stats rotate merge fold route help
 complete -c bloom -f
 complete -c bloom -n "not __fish_seen_subcommand_from $cmds" -a create -d 'Create an empty filter file'
 complete -c bloom -n "not __fish_seen_subcommand_from $cmds" -a add -d 'Add lines to a filter'
@@ -12,6 +12,7 @@ complete -c bloom -n "not __fish_seen_subcommand_from $cmds" -a check -d 'Write 
 complete -c bloom -n "not __fish_seen_subcommand_from $cmds" -a stats -d 'Describe a filter'
 complete -c bloom -n "not __fish_seen_subcommand_from $cmds" -a rotate -d 'Start a new generation'
 complete -c bloom -n "not __fish_seen_subcommand_from $cmds" -a merge -d 'OR source filters into a filter'
+complete -c bloom -n "not __fish_seen_subcommand_from $cmds" -a fold -d 'Write a smaller filter holding the same lines'
 complete -c bloom -n "not __fish_seen_subcommand_from $cmds" -a route -d 'Split lines by slice'
 complete -c bloom -n "not __fish_seen_subcommand_from $cmds" -a help -d 'Describe a command'
 complete -c bloom -n "not __fish_seen_subcommand_from $cmds" -l help -d 'Describe every command'
@@ -19,7 +20,9 @@ complete -c bloom -n "not __fish_seen_subcommand_from $cmds" -l version -d 'Prin
 complete -c bloom -n "__fish_seen_subcommand_from help" -a "$cmds"
 
 # Filters and input files.
-complete -c bloom -n "__fish_seen_subcommand_from create add check stats rotate merge route" -F
+complete -c bloom -n "__fish_seen_subcommand_from create add check stats rotate merge fold route" -F
+complete -c bloom -n "__fish_seen_subcommand_from fold" -s f -d 'Replace an existing output file'
+complete -c bloom -n "__fish_seen_subcommand_from fold" -l by -x -d 'Fold by n'
 
 complete -c bloom -n "__fish_seen_subcommand_from create" -s f -d 'Replace an existing file'
 complete -c bloom -n "__fish_seen_subcommand_from create" -s k -x -d 'Bits per item'
@@ -30,6 +33,7 @@ complete -c bloom -n "__fish_seen_subcommand_from create" -l grow -d 'Grow past 
 complete -c bloom -n "__fish_seen_subcommand_from create" -l growth -x -d 'Capacity factor of each new segment'
 complete -c bloom -n "__fish_seen_subcommand_from create" -l generations -x -d 'Generations to keep'
 complete -c bloom -n "__fish_seen_subcommand_from create" -l window -x -d 'Rotate by time (90s, 30m, 12h, 7d)'
+complete -c bloom -n "__fish_seen_subcommand_from create" -l max-size -x -d 'Bytes a window may grow to (K, M, G, T)'
 complete -c bloom -n "__fish_seen_subcommand_from create" -l slices -x -d 'Round the blocks up to a multiple of n'
 complete -c bloom -n "__fish_seen_subcommand_from create" -l seed -x -d 'Hash seed'
 complete -c bloom -n "__fish_seen_subcommand_from create" -l like -r -d 'An empty filter like the template'
@@ -57,4 +61,4 @@ complete -c bloom -n "__fish_seen_subcommand_from add check" -l progress -d 'A s
 complete -c bloom -n "__fish_seen_subcommand_from stats" -l json -d 'One JSON object'
 complete -c bloom -n "__fish_seen_subcommand_from route" -s o -r -d 'Write slice i to the file prefix<i>'
 complete -c bloom -n "__fish_seen_subcommand_from route" -l slices -x -d 'The number of slices of a whole filter'
-complete -c bloom -n "__fish_seen_subcommand_from create add check stats rotate merge route" -l help -d 'Describe the command'
+complete -c bloom -n "__fish_seen_subcommand_from create add check stats rotate merge fold route" -l help -d 'Describe the command'

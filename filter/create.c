@@ -472,6 +472,7 @@ bloom_plan(const struct bloom_spec *spec, struct bloom_header *h)
 	case MODE_WINDOW:
 		h->slots = spec->generations;
 		h->window_ms = spec->window_ms;
+		h->max_bytes = spec->max_bytes;
 		break;
 	}
 	h->data_offset = format_data_offset(h->slots);
@@ -532,6 +533,9 @@ bloom_plan_like(const struct bloom *tmpl, uint32_t slice, uint32_t slices,
 	h->version = FORMAT_V2;
 	h->header_size = V2_HEADER_SIZE;
 	h->nsegments = bloom_nsegments(tmpl);
+	/* A window's grown generations are not part of its geometry. */
+	if (t->mode == MODE_WINDOW)
+		h->nsegments = t->slots;
 	h->epoch = bloom_epoch(tmpl);
 	for (i = 0; i < h->nsegments; i++) {
 		h->seg[i].inserted = 0;
@@ -559,6 +563,14 @@ bloom_plan_like(const struct bloom *tmpl, uint32_t slice, uint32_t slices,
 int
 bloom_create_header(const char *path, const struct bloom_header *hp,
     int force, void (*on_wait)(const char *))
+{
+	return bloom_create_filled(path, hp, force, on_wait, NULL, NULL);
+}
+
+int
+bloom_create_filled(const char *path, const struct bloom_header *hp,
+    int force, void (*on_wait)(const char *), bloom_fill_fn *fill,
+    void *arg)
 {
 	char where[PATH_MAX];
 	struct sigaction ign, xfsz;
@@ -599,6 +611,13 @@ bloom_create_header(const char *path, const struct bloom_header *hp,
 	s = BLOOM_ERRNO;
 	if ((fd = open_unnamed(&pl)) == -1 || fill_new(fd, &h) == -1)
 		goto out;
+	if (fill != NULL && ((s = fill(arg, fd, &h)) != BLOOM_OK ||
+	    fsync(fd) == -1)) {
+		if (s == BLOOM_OK)
+			s = BLOOM_ERRNO;
+		goto out;
+	}
+	s = BLOOM_ERRNO;
 	if (old != NO_FILE)
 		keep_owner(fd, &old_st);
 	if (publish(fd, &pl, force, old, path, on_wait) == -1)

@@ -20,6 +20,8 @@ struct bloom_spec {
 	double growth;		/* grow: capacity factor F */
 	unsigned generations;	/* window: G */
 	uint64_t window_ms;	/* window: length, 0 if rotated by hand */
+	uint64_t max_bytes;	/* window: bytes its file may grow to as
+				 * generations grow; 0 for no limit */
 	uint64_t seed;		/* hash seed */
 	uint64_t created_ms;	/* now, in ms since 1970 */
 	void (*on_wait)(const char *path);	/* if set, called once when
@@ -54,6 +56,17 @@ int bloom_plan_like(const struct bloom *tmpl, uint32_t slice,
  * bloom_create does. */
 int bloom_create_header(const char *path, const struct bloom_header *h,
     int force, void (*on_wait)(const char *path));
+
+/* Writes the segments of a new file fd of header h before it is given its
+ * name.  Returns BLOOM_OK or a status (BLOOM_ERRNO with errno set). */
+typedef int bloom_fill_fn(void *arg, int fd, const struct bloom_header *h);
+
+/* Creates path as bloom_create_header does, calling fill (unless NULL)
+ * with arg to write its segments once it is allocated, before it appears
+ * under its name. */
+int bloom_create_filled(const char *path, const struct bloom_header *h,
+    int force, void (*on_wait)(const char *path), bloom_fill_fn *fill,
+    void *arg);
 
 /* Sets *free_bytes to the space an unprivileged user may still take on the
  * file system path would be created in.  Returns 0, or -1 with errno

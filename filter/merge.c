@@ -112,6 +112,11 @@ check_window(const struct bloom *t, const struct bloom *s,
 	if (th->created_ms != sh->created_ms)
 		return differ(mm, "creation time (ms)", "%" PRIu64,
 		    th->created_ms, sh->created_ms);
+	/* Which extra segment holds which generation differs from file to
+	 * file: only the generations' own segments line up. */
+	if (bloom_nsegments(t) != th->slots || bloom_nsegments(s) != sh->slots)
+		return refuse(mm, "a window whose generations grew past their "
+		    "sizing merges only once those generations have expired");
 	te = bloom_epoch(t);
 	se = bloom_epoch(s);
 	if (te != se)

@@ -27,10 +27,13 @@ window_times(const struct bloom *b, unsigned i, struct segment_stats *ss)
 	const struct bloom_header *h = bloom_header(b);
 	uint64_t stamp = bloom_stamp(b, i), gen, g = h->slots - 1;
 
-	ss->created_ms = ss->expires_ms = -1;
-	if (stamp == 0 || h->window_ms == 0)
+	ss->created_ms = ss->expires_ms = ss->generation = -1;
+	if (stamp == 0)
 		return;
 	gen = stamp - 1;
+	ss->generation = (int64_t)gen;
+	if (h->window_ms == 0)
+		return;
 	if (gen > (uint64_t)INT64_MAX / h->window_ms / (g + 1))
 		return;
 	ss->created_ms = (int64_t)(h->created_ms + gen * h->window_ms / g);
@@ -50,6 +53,7 @@ stats_compute(struct bloom *b, uint64_t file_size, struct filter_stats *st)
 	st->bytes = file_size;
 	st->sparse = bloom_sparse(b);
 	st->nsegments = bloom_nsegments(b);
+	st->generation = bloom_generation(b);
 	st->hashes = h->seg[h->mode == MODE_FIXED ? 0 : bloom_target(b)].hashes;
 	if (h->slices != 0)
 		st->slice_lo = (uint64_t)h->slice * h->seg[0].nblocks;
@@ -68,7 +72,7 @@ stats_compute(struct bloom *b, uint64_t file_size, struct filter_stats *st)
 		    info->nblocks, info->hashes);
 		ss->estimated_fpr = params_fpr_from_hist(hist, info->nblocks,
 		    info->hashes);
-		ss->created_ms = ss->expires_ms = -1;
+		ss->created_ms = ss->expires_ms = ss->generation = -1;
 		if (h->mode == MODE_WINDOW)
 			window_times(b, i, ss);
 		else if (h->version != FORMAT_V1)

@@ -20,6 +20,7 @@ struct segment_stats {
 	double estimated_fpr;	/* its rate from its fill */
 	int64_t created_ms;	/* when its keys started to come, or -1 */
 	int64_t expires_ms;	/* window: when it is forgotten, or -1 */
+	int64_t generation;	/* window: the generation it holds, or -1 */
 };
 
 /* The whole filter: the sums over its live segments. */
@@ -38,6 +39,7 @@ struct filter_stats {
 	unsigned hashes;	/* of the segment adds go to (the first of
 				 * a fixed filter) */
 	unsigned nsegments;	/* segments mapped */
+	uint64_t generation;	/* window: the generation now */
 	uint64_t slice_lo;	/* a slice: its first block of the whole */
 	struct segment_stats seg[SEGMENTS_MAX];	/* nsegments of them */
 };

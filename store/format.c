@@ -31,7 +31,10 @@
  *	20	4	hash (1)
  *	24	8	seed
  *	32	4	mode (0 fixed, 1 grow, 2 window)
- *	36	4	table entries (fixed 1; grow 2 to 64; window G, 2 to 64)
+ *	36	4	table entries (fixed 1; grow 2 to 64; window G, 2 to 64,
+ *			the generations: the table has room for more, the
+ *			grown generations, up to 64 entries or the end of
+ *			the data offset's page)
  *	40	8	capacity (fixed: keys; grow: of the first segment;
  *			window: distinct keys per window)
  *	48	8	target false-positive rate of the whole filter
@@ -43,9 +46,12 @@
  *	96	4	slice index I, from 0 (a slice of a fixed filter); else 0
  *	100	4	slice count N; 0 if not a slice
  *	104	8	slice: block count of the whole filter; else 0
- *	112	16	reserved, zero
+ *	112	8	window: bytes the file may grow to, 0 for no limit;
+ *			else 0
+ *	120	8	reserved, zero
  *	128	8	checksum: XXH3-64, seed 0, of bytes 0 to 127
- *	136	8	segments in use (changes as a growable filter grows)
+ *	136	8	segments in use (changes as a growable filter grows,
+ *			and as a window's generations grow and expire)
  *	144	8	window: newest generation (changes at each rotation)
  *	152	104	reserved, zero
  *
@@ -99,7 +105,8 @@
 #define V2_OFF_SLICE	96
 #define V2_OFF_SLICES	100
 #define V2_OFF_WHOLE	104
-#define V2_OFF_RESERVED1 112
+#define V2_OFF_MAX_BYTES 112
+#define V2_OFF_RESERVED1 120
 #define V2_OFF_CHECKSUM	128
 #define V2_OFF_RESERVED2 152
 
@@ -297,6 +304,15 @@ format_data_offset(uint32_t slots)
 	return page_up(V2_HEADER_SIZE + (uint64_t)slots * SLOT_SIZE);
 }
 
+uint32_t
+format_table_room(uint32_t slots)
+{
+	uint64_t room = (format_data_offset(slots) - V2_HEADER_SIZE) /
+	    SLOT_SIZE;
+
+	return room < SEGMENTS_MAX ? (uint32_t)room : SEGMENTS_MAX;
+}
+
 uint64_t
 format_segment_end(const struct segment_info *s)
 {
@@ -391,6 +407,9 @@ check_v2_mode(const struct bloom_header *h)
 	default:
 		return BLOOM_EMODE;
 	}
+	/* Only a window has a size limit: elsewhere the bytes are reserved. */
+	if (h->mode != MODE_WINDOW && h->max_bytes != 0)
+		return BLOOM_ERESERVED;
 	return BLOOM_OK;
 }
 
@@ -414,6 +433,7 @@ parse_v2(const unsigned char *buf, size_t len, uint64_t file_size,
 	h->slice = read_le32(buf + V2_OFF_SLICE);
 	h->slices = read_le32(buf + V2_OFF_SLICES);
 	h->whole_nblocks = read_le64(buf + V2_OFF_WHOLE);
+	h->max_bytes = read_le64(buf + V2_OFF_MAX_BYTES);
 	h->checksum = read_le64(buf + V2_OFF_CHECKSUM);
 	h->nsegments = read_le64(buf + V2_OFF_NSEGMENTS);
 	h->epoch = read_le64(buf + V2_OFF_EPOCH);
@@ -437,12 +457,15 @@ parse_v2(const unsigned char *buf, size_t len, uint64_t file_size,
 		return BLOOM_ESLICE;
 	if (h->checksum != hash64(buf, V2_OFF_CHECKSUM, 0))
 		return BLOOM_ECHECKSUM;
-	if (h->nsegments == 0 || h->nsegments > h->slots ||
-	    (h->mode != MODE_GROW && h->nsegments != h->slots))
+	if (h->nsegments == 0 || (h->mode == MODE_WINDOW ? h->nsegments <
+	    h->slots || h->nsegments > format_table_room(h->slots) :
+	    h->nsegments > h->slots || (h->mode == MODE_FIXED &&
+	    h->nsegments != h->slots)))
 		return BLOOM_ENSEGMENTS;
 	if (h->mode != MODE_WINDOW ? h->epoch != 0 : h->epoch > EPOCH_MAX)
 		return BLOOM_EEPOCH;
-	if (len < V2_HEADER_SIZE + (uint64_t)h->slots * SLOT_SIZE)
+	if (len < V2_HEADER_SIZE + (uint64_t)(h->nsegments > h->slots ?
+	    h->nsegments : h->slots) * SLOT_SIZE)
 		return BLOOM_ESHORT;
 	/* The table is read as if the file were as long as a filter may
 	 * be, so that a file cut short says how long it should be. */
@@ -459,11 +482,12 @@ parse_v2(const unsigned char *buf, size_t len, uint64_t file_size,
 	if (h->slices != 0 &&
 	    h->seg[0].nblocks != h->whole_nblocks / h->slices)
 		return BLOOM_ESLICE;
-	/* A growable filter may be longer than its segments: a growth that
-	 * was killed before it took its table entry leaves the space it
-	 * allocated, which the next growth uses. */
+	/* A growable filter or a window may be longer than its segments: a
+	 * growth that was killed before it took its table entry leaves the
+	 * space it allocated, which the next growth uses, and so does a
+	 * window killed as it gave back the room of expired generations. */
 	h->file_size = end;
-	if (h->mode == MODE_GROW ? file_size < end : file_size != end)
+	if (h->mode != MODE_FIXED ? file_size < end : file_size != end)
 		return BLOOM_ESIZE;
 	return BLOOM_OK;
 }
@@ -506,6 +530,7 @@ format_header_build(unsigned char *buf, const struct bloom_header *h)
 	write_le32(buf + V2_OFF_SLICE, h->slice);
 	write_le32(buf + V2_OFF_SLICES, h->slices);
 	write_le64(buf + V2_OFF_WHOLE, h->whole_nblocks);
+	write_le64(buf + V2_OFF_MAX_BYTES, h->max_bytes);
 	write_le64(buf + V2_OFF_CHECKSUM, hash64(buf, V2_OFF_CHECKSUM, 0));
 	write_le64(buf + V2_OFF_NSEGMENTS, h->nsegments);
 	write_le64(buf + V2_OFF_EPOCH, h->epoch);

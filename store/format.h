@@ -114,6 +114,8 @@ struct bloom_header {
 	uint32_t slice;		/* a slice: which, from 0 */
 	uint32_t slices;	/* a slice: of how many; 0 if not one */
 	uint64_t whole_nblocks;	/* a slice: blocks of the whole filter */
+	uint64_t max_bytes;	/* window: bytes the file may grow to, as
+				 * generations grow; 0 for no limit */
 	uint64_t checksum;	/* of the fields that never change */
 	uint64_t nsegments;	/* segments in use, when read */
 	uint64_t epoch;		/* window: the newest generation, when read */
@@ -136,6 +138,11 @@ int bloom_header_parse(const unsigned char *buf, size_t len,
 /* Returns the bytes of header and table a v2 file of h's mode needs
  * before its first segment: a multiple of FILE_PAGE. */
 uint64_t format_data_offset(uint32_t slots);
+
+/* Returns the entries the table of a window of slots generations has
+ * room for, the grown generations' included: up to SEGMENTS_MAX, within
+ * the data offset. */
+uint32_t format_table_room(uint32_t slots);
 
 /* Returns the offset just past segment s's bit array. */
 uint64_t format_segment_end(const struct segment_info *s);

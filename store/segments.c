@@ -21,6 +21,20 @@
  * adder takes byte 0 briefly first, so that a waiting rotation is not
  * starved by adders that keep coming.  So no chunk is ever added into a
  * generation being cleared.
+ *
+ * Grown generations.  A generation that fills before its time does not
+ * close early, which would push the oldest lines out of the window before
+ * the window is over: it takes another segment, entry G or later of the
+ * table, stamped with the same generation and sized as a generation (the
+ * j-th extra entry for 2^min(j, 5) times its capacity, so that a large
+ * burst needs few), at a generation's rate.  An extra segment lives and
+ * expires with its generation; the next one that fills takes an expired
+ * extra segment over before appending one; and a rotation gives back the
+ * room of the extra segments at the end of the file once they have been
+ * expired a whole generation (so that no reader that saw them live a
+ * moment ago is still testing them): it lowers the count, then truncates.
+ * Only when the table is full or the file would pass its size limit
+ * (max_bytes) does a generation close early, as it did before.
  */
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -43,6 +57,8 @@
 #define LOCK_LIST	0	/* byte held to grow or rotate */
 #define LOCK_ADD	1	/* byte adders of a window hold */
 #define ROOM_SHARE	32	/* an adder takes room / this keys at a time */
+#define EXTRA_DOUBLINGS	5	/* extra entry j of a window holds
+				 * 2^min(j, this) generations' keys */
 
 static uint64_t *
 head_word(const struct bloom *b, uint64_t off)
@@ -105,9 +121,22 @@ segments_plan(const struct bloom_header *h, unsigned i, uint64_t offset,
 		p.capacity = h->capacity / (h->slots - 1) +
 		    (h->capacity % (h->slots - 1) != 0);
 		p.target_fpr = params_split_fpr(h->target_fpr, h->slots);
+		if (i > h->slots) {
+			i -= h->slots;
+			if (i > EXTRA_DOUBLINGS)
+				i = EXTRA_DOUBLINGS;
+			if (p.capacity > UINT64_MAX >> i)
+				return BLOOM_ETOOBIG;
+			p.capacity <<= i;
+		}
 	}
 	if (!(p.target_fpr >= DBL_MIN) || params_solve(&p, SOLVE_SIZE) == -1)
 		return BLOOM_ETOOBIG;
+	/* Segments grown to are the large ones fold takes back: each a
+	 * count fold divides, for at most 1/128 more bits.  The first keeps
+	 * the size create gives a fixed filter of its capacity. */
+	if (h->mode == MODE_GROW && i > 0)
+		p.nblocks = params_foldable(p.nblocks);
 	memset(s, 0, sizeof *s);
 	s->offset = offset;
 	s->nblocks = p.nblocks;
@@ -186,15 +215,23 @@ segments_map(struct bloom *b)
 	return BLOOM_OK;
 }
 
+/* Unmaps the segments from index count on. */
+static void
+unmap_from(struct bloom *b, unsigned count)
+{
+	while (b->nmapped > count) {
+		b->nmapped--;
+		if (b->seg[b->nmapped].map != NULL)
+			munmap(b->seg[b->nmapped].map,
+			    b->seg[b->nmapped].map_size);
+		b->seg[b->nmapped].map = NULL;
+	}
+}
+
 void
 segments_unmap(struct bloom *b)
 {
-	unsigned i;
-
-	for (i = 0; i < b->nmapped; i++)
-		if (b->seg[i].map != NULL)
-			munmap(b->seg[i].map, b->seg[i].map_size);
-	b->nmapped = 0;
+	unmap_from(b, 0);
 }
 
 /* Maps the segments another process appended since the last look. */
@@ -206,7 +243,8 @@ map_appended(struct bloom *b, uint64_t count)
 	uint64_t min_offset;
 	int s;
 
-	if (count > b->hdr.slots)
+	if (count > (b->hdr.mode == MODE_WINDOW ?
+	    format_table_room(b->hdr.slots) : b->hdr.slots))
 		return BLOOM_ENSEGMENTS;
 	if (fstat(b->fd, &st) == -1)
 		return BLOOM_ERRNO;
@@ -224,6 +262,46 @@ map_appended(struct bloom *b, uint64_t count)
 		b->hdr.nsegments = b->nmapped;
 	}
 	return BLOOM_OK;
+}
+
+/* Returns 1 if segment i has taken as many keys as it was sized for. */
+static int
+is_full(const struct bloom *b, unsigned i)
+{
+	return format_word_load(b->seg[i].inserted) >=
+	    b->seg[i].info.capacity;
+}
+
+/* Follows a window's segment count, which growth and rotation change. */
+static int
+window_follow(struct bloom *b, uint64_t file_epoch)
+{
+	uint64_t count = format_word_load(head_word(b, V2_OFF_NSEGMENTS));
+
+	if (count < b->hdr.slots || count > format_table_room(b->hdr.slots))
+		return BLOOM_ENSEGMENTS;
+	/* An entry is valid if stamped no later than the file's epoch. */
+	b->hdr.epoch = file_epoch;
+	if (count > b->nmapped)
+		return map_appended(b, count);
+	unmap_from(b, (unsigned)count);
+	b->hdr.nsegments = count;
+	return BLOOM_OK;
+}
+
+/* Sets a window's target: the generation's own segment, or when that is
+ * full, the first extra one holding the generation that is not, or the
+ * last one holding it. */
+static void
+window_target(struct bloom *b)
+{
+	unsigned i;
+
+	b->target = (unsigned)(b->epoch % b->hdr.slots);
+	for (i = b->hdr.slots; i < b->nmapped; i++)
+		if (is_full(b, b->target) &&
+		    format_word_load(b->seg[i].stamp) == b->epoch + 1)
+			b->target = i;
 }
 
 /* The generation the clock says it is. */
@@ -317,11 +395,13 @@ segments_refresh(struct bloom *b)
 			b->epoch = EPOCH_MAX;
 		if (b->epoch < file_epoch)
 			b->epoch = file_epoch;
+		if ((s = window_follow(b, file_epoch)) != BLOOM_OK)
+			return s;
 		b->nlive = 0;
 		for (i = 0; i < b->nmapped; i++)
 			if (generation_live(b, i, b->epoch))
 				b->live[b->nlive++] = i;
-		b->target = (unsigned)(b->epoch % b->hdr.slots);
+		window_target(b);
 		break;
 	}
 	order_live(b);
@@ -349,6 +429,49 @@ sync_head(struct bloom *b)
 {
 	return msync(b->head, b->head_size, MS_SYNC) == -1 ? BLOOM_ERRNO :
 	    BLOOM_OK;
+}
+
+/* Returns 1 if extra segment i of a window holds no generation, or one
+ * that has been expired for a whole generation when the newest is to. */
+static int
+long_expired(const struct bloom *b, unsigned i, uint64_t to)
+{
+	uint64_t stamp = format_word_load(b->seg[i].stamp);
+
+	return stamp == 0 || (stamp - 1 < to && to - (stamp - 1) > b->hdr.slots);
+}
+
+/*
+ * Gives back the room of the extra segments at the end of a window that
+ * have been expired a whole generation when the newest is to: lowers the
+ * count and writes it to disk, then truncates the file.  A process killed
+ * between the two leaves a file longer than its segments, which the next
+ * growth reuses.  Called holding both locks.
+ */
+static int
+give_back(struct bloom *b, uint64_t to)
+{
+	unsigned count;
+	int s;
+
+	/* Another process may have appended segments this one has not
+	 * mapped yet. */
+	if ((s = window_follow(b, format_epoch(b->head))) != BLOOM_OK)
+		return s;
+	count = b->nmapped;
+	while (count > b->hdr.slots && long_expired(b, count - 1, to))
+		count--;
+	if (count == b->nmapped)
+		return BLOOM_OK;
+	format_word_store(head_word(b, V2_OFF_NSEGMENTS), count);
+	if (sync_head(b) != BLOOM_OK)
+		return BLOOM_ERRNO;
+	unmap_from(b, count);
+	b->hdr.nsegments = count;
+	if (ftruncate(b->fd, (off_t)format_segment_end(&b->hdr.seg[count -
+	    1])) == -1)
+		return BLOOM_ERRNO;
+	return BLOOM_OK;
 }
 
 /*
@@ -409,6 +532,7 @@ rotate_to(struct bloom *b, uint64_t to, unsigned event)
 	for (e = start; e <= to; e++)
 		format_word_store(b->seg[e % g].stamp, e + 1);
 	b->events |= event;
+	s = give_back(b, to);
 done:
 	saved = errno;
 	lock_byte(b, F_UNLCK, LOCK_ADD);
@@ -491,6 +615,102 @@ out:
 	return s;
 }
 
+/* Returns the index of an extra segment of window b that no live
+ * generation holds, or 0 if there is none. */
+static unsigned
+expired_extra(const struct bloom *b)
+{
+	unsigned i;
+
+	for (i = b->hdr.slots; i < b->nmapped; i++)
+		if (!generation_live(b, i, b->epoch))
+			return i;
+	return 0;
+}
+
+/* Appends an extra segment to window b for the generation now, if the
+ * table has room and the file may grow.  Called holding both locks. */
+static int
+append_extra(struct bloom *b)
+{
+	unsigned char slot[SLOT_SIZE];
+	struct segment_info next;
+	uint64_t offset;
+	unsigned count = b->nmapped;
+	int s, e;
+
+	if (count >= format_table_room(b->hdr.slots))
+		return BLOOM_ESEGMENTS_FULL;
+	offset = format_next_offset(&b->hdr.seg[count - 1]);
+	if ((s = segments_plan(&b->hdr, count, offset, &next)) != BLOOM_OK)
+		return s;
+	if (b->hdr.max_bytes != 0 && format_segment_end(&next) >
+	    b->hdr.max_bytes)
+		return BLOOM_ETOOBIG;
+	next.stamp = b->epoch + 1;
+	if ((e = allocate(b->fd, offset, next.nblocks * BLOCK_BYTES)) != 0) {
+		errno = e;
+		return BLOOM_ERRNO;
+	}
+	format_slot_build(slot, count, &next);
+	memcpy(b->head + format_slot_offset(count), slot, SLOT_SIZE);
+	/* The entry and the space reach the disk before the count that
+	 * makes them part of the filter. */
+	if (fdatasync(b->fd) == -1)
+		return BLOOM_ERRNO;
+	format_word_store(head_word(b, V2_OFF_NSEGMENTS), count + 1);
+	return BLOOM_OK;
+}
+
+/*
+ * Gives the generation now of window b, whose target is full before its
+ * time, one more segment: an extra one no live generation holds, cleared
+ * (on disk before it is stamped, as a rotation does), or a new one at the
+ * end.  Unless another process did so first.  If neither can be, closes
+ * the generation early instead.
+ */
+static int
+widen(struct bloom *b)
+{
+	uint64_t epoch = b->epoch;
+	unsigned i;
+	int s, e;
+
+	if (lock_byte(b, F_WRLCK, LOCK_LIST) == -1)
+		return BLOOM_ERRNO;
+	if (lock_byte(b, F_WRLCK, LOCK_ADD) == -1) {
+		s = BLOOM_ERRNO;
+		goto out;
+	}
+	if ((s = segments_refresh(b)) != BLOOM_OK || b->epoch != epoch ||
+	    format_epoch(b->head) != epoch || !is_full(b, b->target))
+		goto done;
+	if ((i = expired_extra(b)) != 0) {
+		clear_segment(b, i);
+		if (fdatasync(b->fd) == -1) {
+			s = BLOOM_ERRNO;
+			goto done;
+		}
+		format_word_store(b->seg[i].stamp, epoch + 1);
+	} else if ((s = append_extra(b)) != BLOOM_OK) {
+		if (s != BLOOM_ESEGMENTS_FULL && s != BLOOM_ETOOBIG)
+			goto done;
+		lock_byte(b, F_UNLCK, LOCK_ADD);
+		lock_byte(b, F_UNLCK, LOCK_LIST);
+		return rotate_to(b, epoch + 1, BLOOM_EV_EARLY);
+	}
+	b->events |= BLOOM_EV_WIDENED;
+done:
+	e = errno;
+	lock_byte(b, F_UNLCK, LOCK_ADD);
+	errno = e;
+out:
+	e = errno;
+	lock_byte(b, F_UNLCK, LOCK_LIST);
+	errno = e;
+	return s;
+}
+
 /* Takes the lock adders of a window hold, after passing the turnstile
  * that a rotation closes. */
 static int
@@ -562,7 +782,7 @@ segments_begin_add(struct bloom *b, size_t want, size_t *take)
 		/* Due, or the generation is full before its time. */
 		lock_byte(b, F_UNLCK, LOCK_ADD);
 		if (file_epoch == b->epoch && stamp == b->epoch + 1)
-			s = rotate_to(b, b->epoch + 1, BLOOM_EV_EARLY);
+			s = widen(b);
 		else
 			s = rotate_to(b, b->epoch, 0);
 		if (s != BLOOM_OK)

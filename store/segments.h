@@ -15,6 +15,8 @@
 					 * capacity */
 #define BLOOM_EV_EARLY		0x4	/* it closed a generation that filled
 					 * before its time */
+#define BLOOM_EV_WIDENED	0x8	/* it gave a generation that filled
+					 * before its time more room */
 
 struct bloom;
 

@@ -8,8 +8,8 @@ load helpers
 # The SYNOPSIS of bloom(1), as usage() prints it.
 usage='usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
                     [--slices n] [--grow [--growth factor]]
-                    [--generations count [--window duration]] [--seed n]
-                    [--dry-run] filter
+                    [--generations count [--window duration] [--max-size size]]
+                    [--seed n] [--dry-run] filter
        bloom create --like template [-f] [--slice i/n] filter
        bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]
                  [--memory size] [--no-create] [--progress] [--sync] filter
@@ -21,6 +21,7 @@ usage='usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
        bloom stats [--json] filter
        bloom rotate filter
        bloom merge filter source ...
+       bloom fold [-f] [--by n] filter output
        bloom route [-z] [-o prefix] [--slices n] filter [file ...]
        bloom help [command]
        bloom --version'
@@ -43,16 +44,17 @@ first_line() {
 @test "bloom --help writes the usage and the help of every command" {
 	run -0 --separate-stderr bloom --help
 	[ "$stderr" = "" ]
-	[ "$(printf '%s\n' "${lines[@]:0:18}")" = "$usage" ]
+	[ "$(printf '%s\n' "${lines[@]:0:19}")" = "$usage" ]
 	# Then a blank line and the description, and each command's help.
 	[ "${output:${#usage}:2}" = $'\n\n' ]
-	[ "${lines[18]}" = "A Bloom filter in a file: add lines, then ask whether a line was seen." ]
+	[ "${lines[19]}" = "A Bloom filter in a file: add lines, then ask whether a line was seen." ]
 	[[ $output == *$'\ncreate: Create an empty filter file sized for the given capacity and false-\n'* ]]
 	[[ $output == *$'\nadd: Add lines to the filter.  A missing filter is created growable, for\n'* ]]
 	[[ $output == *$'\ncheck: Write the lines that may be in the filter.\n'* ]]
 	[[ $output == *$'\nstats: Describe the filter: size, fill, estimated items and error rate, and\n'* ]]
 	[[ $output == *$'\nrotate: Start a new generation of a filter made with --generations, now:\n'* ]]
 	[[ $output == *$'\nmerge: OR each source into filter, in place: filter then holds the union of\n'* ]]
+	[[ $output == *$'\nfold: Write to output a smaller filter holding the same lines: blocks n i to\n'* ]]
 	[[ $output == *$'\nroute: Split lines by the slice of filter that holds them: each line is\n'* ]]
 }
 
@@ -117,8 +119,8 @@ SIGUSR1 prints one status line.' ]
 	[ "$output" = "$(bloom add --help)" ]
 	run -0 bloom help create
 	[ "${lines[1]}" = '                    [--slices n] [--grow [--growth factor]]' ]
-	[ "${lines[2]}" = '                    [--generations count [--window duration]] [--seed n]' ]
-	[ "${lines[3]}" = '                    [--dry-run] filter' ]
+	[ "${lines[2]}" = '                    [--generations count [--window duration] [--max-size size]]' ]
+	[ "${lines[3]}" = '                    [--seed n] [--dry-run] filter' ]
 	[ "${lines[4]}" = '       bloom create --like template [-f] [--slice i/n] filter' ]
 	[ "$output" = "$(bloom create --help)" ]
 	[ "$(bloom help check)" = "$(bloom check --help)" ]
@@ -191,7 +193,7 @@ $synopsis" rotate --bogus a.bf
 
 	for args in '--help' 'help' 'help add' 'add --help' 'check --help' \
 	    'create --help' 'stats --help' 'rotate --help' 'help rotate' \
-	    'merge --help' 'route --help' '--version'; do
+	    'merge --help' 'fold --help' 'route --help' '--version'; do
 		run -2 --separate-stderr bash -c "bloom $args >/dev/full"
 		echo "bloom $args: status $status, stderr '$stderr'"
 		[ "$output" = "" ]

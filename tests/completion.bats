@@ -46,7 +46,7 @@ help_options() {
 }
 
 @test "bloom help: every command, and the options of each as its lines list them" {
-	[ "$(help_commands | tr '\n' ' ')" = "create add check stats rotate merge route help " ]
+	[ "$(help_commands | tr '\n' ' ')" = "create add check stats rotate merge fold route help " ]
 	[ "$(help_options stats | tr '\n' ' ')" = "--help --json " ]
 	[ "$(help_options add | tr '\n' ' ')" = "$(printf '%s\n' --dups --help --memory= \
 		--new --no-create --progress --sync -D -N -d= -f= -n= -p= -z | LC_ALL=C sort | tr '\n' ' ')" ]

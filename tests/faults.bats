@@ -369,7 +369,8 @@ segment_state() {
 }
 
 @test "a window at its last generation (2^62): add and rotate refuse, no spin" {
-	bloom create --generations 4 -n 1000 --seed 2 w.bf
+	# --max-size 1: a generation that fills cannot grow, only close.
+	bloom create --generations 4 -n 1000 --max-size 1 --seed 2 w.bf
 	# The generation field is outside the checksum: 2^62, the cap.
 	put w.bf 144 "$(le 8 0x4000000000000000)"
 	keys 2000 >in
@@ -381,6 +382,16 @@ segment_state() {
 	# What it took before it filled is there.
 	run bloom check -c w.bf in
 	[ "$output" -ge 334 ]
+}
+
+@test "a window at its last generation (2^62) grows rather than fails while it may" {
+	bloom create --generations 4 -n 1000 --seed 2 w.bf
+	put w.bf 144 "$(le 8 0x4000000000000000)"
+	keys 2000 >in
+	run -0 --separate-stderr timeout 20 bloom add w.bf in
+	[[ $stderr == *"took more room"* ]]
+	run -1 bloom check -v w.bf in
+	[ "$output" = "" ]
 }
 
 # ==== Merge into a window that rotates (issue 18, case 5) ====

@@ -13,6 +13,14 @@ json() {
 		python3 -c 'import json, sys; d = json.load(sys.stdin); print(eval(sys.argv[1]))' "$2"
 }
 
+# json_check PROGRAM FILE: runs the python3 PROGRAM with FILE's stats
+# --json as d; an assert that fails says which.
+json_check() {
+	bloom stats --json "$2" >stats.json
+	python3 -c 'import json; d = json.load(open("stats.json"))
+'"$1"
+}
+
 @test "grow: 40 times the first capacity, nothing new is lost" {
 	bloom create --grow --seed 7 -n 1000 -p 0.01 g.bf
 	keys 40000 >in
@@ -200,14 +208,116 @@ usage: bloom rotate filter" rotate
 	[ "$(json w.bf '"expires" in d["segments"][0]')" = True ]
 }
 
-@test "window: a generation full before its time closes early, with a warning" {
-	bloom create --generations 2 --window 1w --seed 1 -n 100 -p 0.01 w.bf
+@test "window: a burst grows the generation instead of forgetting within the window" {
+	# Issue 19's case, scaled down: each of 8 generations holds 3000 / 7
+	# lines, and 2500 distinct lines, each twice, come at once.
+	bloom create --generations 8 --window 7d --seed 1 -n 3000 -p 0.001 w.bf
+	{ keys 2500; keys 2500; } | shuf --random-source=<(yes) >in
+	run -0 --separate-stderr bloom add --new w.bf in
+	# No line written twice, none lost but a false positive or two.
+	[ "$(printf '%s\n' "${lines[@]}" | sort | uniq -d)" = "" ]
+	[ "${#lines[@]}" -ge 2490 ]
+	[ "$stderr" = "bloom: w.bf: warning: a generation filled before its time and took more room: the window has grown past its sizing, and its false-positive rate may pass its target until that generation expires" ]
+	# The same lines seconds later: all remembered.
+	run -0 bloom add --new w.bf in
+	[ "$output" = "" ]
+	run -1 bloom check -v w.bf in
+	[ "$output" = "" ]
+	# Still the first generation, grown into extra segments.
+	json_check '
+assert d["generation"] == 0
+segs = d["segments"]
+assert len(segs) > 8
+assert [s["generation"] for s in segs[8:]] == [0] * (len(segs) - 8)
+assert all(s["live"] for s in segs[8:])
+assert segs[0]["inserted"] + sum(s["inserted"] for s in segs[8:]) >= 2490
+assert all(s["inserted"] <= s["capacity"] for s in segs)
+assert [s["capacity"] for s in segs[8:11]] == [429, 858, 1716]
+' w.bf
+}
+
+@test "window: grown generations expire with theirs, and their room is given back" {
+	bloom create --generations 3 --seed 1 -n 200 -p 0.01 w.bf
+	size=$(stat -c %s w.bf)
+	keys 500 >in
+	bloom add w.bf in 2>/dev/null
+	[ "$(json w.bf 'len(d["segments"])')" = 6 ]
+	[ "$(stat -c %s w.bf)" -gt "$size" ]
+	# Rotation by hand keeps its meaning: remembered for 2 more
+	# rotations, forgotten at the third.
+	bloom rotate w.bf
+	bloom rotate w.bf
+	run -1 bloom check -v w.bf in
+	[ "$output" = "" ]
+	bloom rotate w.bf
+	run bloom check -c w.bf in
+	[ "$output" -le 5 ]
+	# Expired a whole generation: the extra segments are given back.
+	[ "$(json w.bf 'len(d["segments"])')" = 6 ]
+	bloom rotate w.bf
+	[ "$(json w.bf 'len(d["segments"])')" = 3 ]
+	[ "$(stat -c %s w.bf)" -eq "$size" ]
+	# And taken again by the next burst.
+	run -0 bloom add --new w.bf in
+	[ "${#lines[@]}" -ge 495 ]
+	run -1 bloom check -v w.bf in
+	[ "$output" = "" ]
+	[ "$(json w.bf 'd["generation"]')" = 4 ]
+}
+
+@test "window: an expired extra segment is taken over before the file grows" {
+	bloom create --generations 2 --seed 1 -n 100 -p 0.01 w.bf
+	keys 150 a >a
+	bloom add w.bf a 2>/dev/null
+	bloom rotate w.bf
+	bloom rotate w.bf
+	size=$(stat -c %s w.bf)
+	[ "$(json w.bf 'len(d["segments"])')" = 3 ]
+	keys 150 b >b
+	run -0 --separate-stderr bloom add --new w.bf b
+	[ "${#lines[@]}" -ge 148 ]
+	[ "$(stat -c %s w.bf)" -eq "$size" ]
+	json_check '
+assert [s["generation"] for s in d["segments"]] == [2, 1, 2], d["segments"]
+' w.bf
+}
+
+@test "window: past --max-size a generation full before its time closes early, with a warning" {
+	# Two generations of 1536 bytes from 4096 and 8192 on, one extra of
+	# 1536 from 12288: a second extra would pass 16K.
+	bloom create --generations 2 --window 1w --max-size 16K --seed 1 -n 100 -p 0.01 w.bf
 	run -0 --separate-stderr bloom add --new w.bf <(keys 250)
 	[ "${#lines[@]}" -ge 245 ]
-	[[ "$stderr" =~ "bloom: w.bf: warning: a generation filled with 100 items before its time and was closed early; lines may be forgotten sooner than the window" ]]
-	# Never more than a generation's capacity in one generation.
-	[ "$(json w.bf 'max(s["inserted"] for s in d["segments"])')" -le 100 ]
-	[ "$(json w.bf 'd["over_capacity"]')" = False ]
+	[[ "$stderr" == *"bloom: w.bf: warning: a generation filled before its time and took more room"* ]]
+	[[ "$stderr" == *"bloom: w.bf: warning: a generation filled with 100 items before its time and was closed early, the window being at its size limit; lines may be forgotten sooner than the window"* ]]
+	[ "$(json w.bf 'len(d["segments"])')" = 3 ]
+	[ "$(stat -c %s w.bf)" -le 16384 ]
+	# Never more than a segment's capacity in one segment.
+	[ "$(json w.bf 'max(s["inserted"] - s["capacity"] for s in d["segments"])')" -le 0 ]
+	[ "$(json w.bf 'd["generation"]')" -ge 1 ]
+}
+
+@test "window: --max-size needs --generations and a size" {
+	row 2 "" "bloom: create: --max-size needs --generations
+usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
+                    [--slices n] [--grow [--growth factor]]
+                    [--generations count [--window duration] [--max-size size]]
+                    [--seed n] [--dry-run] filter
+       bloom create --like template [-f] [--slice i/n] filter" create --max-size 1M w.bf
+	run -2 bloom create --generations 3 --max-size 0 w.bf
+	[[ "$output" =~ "--max-size takes a size from 1 byte to 128T, such as 64M, not '0'" ]]
+	[ ! -e w.bf ]
+}
+
+@test "window: merge refuses a window grown past its sizing; --like makes it as sized" {
+	bloom create --generations 2 --seed 1 -n 100 -p 0.01 w.bf
+	bloom create --like w.bf v.bf
+	keys 150 | bloom add w.bf 2>/dev/null
+	run -2 bloom merge v.bf w.bf
+	[[ "$output" == *"a window whose generations grew past their sizing merges only once those generations have expired"* ]]
+	bloom create --like w.bf u.bf
+	[ "$(json u.bf 'len(d["segments"])')" = 2 ]
+	[ "$(stat -c %s u.bf)" -eq "$(stat -c %s v.bf)" ]
 }
 
 @test "window: adds, checks and rotations at once lose no line inside its window" {
@@ -236,8 +346,8 @@ usage: bloom rotate filter" rotate
 	row 2 "" "bloom: create: --window needs --generations
 usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
                     [--slices n] [--grow [--growth factor]]
-                    [--generations count [--window duration]] [--seed n]
-                    [--dry-run] filter
+                    [--generations count [--window duration] [--max-size size]]
+                    [--seed n] [--dry-run] filter
        bloom create --like template [-f] [--slice i/n] filter" create --window 1h w.bf
 	run -2 bloom create --growth 3 g.bf
 	[[ "$output" =~ "--growth needs --grow" ]]

@@ -246,6 +246,7 @@ hash: xxh3-64
 mode: window
 generations: 3
 window_seconds: none (rotated by bloom rotate)
+generation: 1
 bytes: 13888 (13.6 KiB)
 bits: 25600
 hashes: 8
@@ -259,10 +260,10 @@ fill: 0.218398
 estimated_items: 800
 estimated_fpr: 5.53995e-05
 segments: 3
-   # live           bits hashes     capacity target_fpr     inserted       bits_set    est_items  created               expires
-   0  yes          12800      8         1000    0.00334          500           3430          503  -                     -
-   1  yes          12800      8         1000    0.00334          300           2161          298  -                     -
-   2   no          12800      8         1000    0.00334            0              0            0  -                     -" ]
+   # live           bits hashes     capacity target_fpr     inserted       bits_set    est_items  created               expires               generation
+   0  yes          12800      8         1000    0.00334          500           3430          503  -                     -                     0
+   1  yes          12800      8         1000    0.00334          300           2161          298  -                     -                     1
+   2   no          12800      8         1000    0.00334            0              0            0  -                     -                     -" ]
 }
 
 @test "stats of a timed window: when each generation was made and is forgotten" {
@@ -271,14 +272,39 @@ segments: 3
 	run -0 --separate-stderr bloom stats w.bf
 	[ "$stderr" = "" ]
 	[ "${lines[6]}" = "window_seconds: 1800" ]
-	[[ ${lines[21]} == "   0  yes "*" 100 "*"  20"??-??-??T??:??:??Z"  20"??-??-??T??:??:??Z ]]
-	[ "${lines[22]}" = "   1   no          13312      8         1000    0.00251            0              0            0  -                     -" ]
+	[ "${lines[7]}" = "generation: 0" ]
+	[[ ${lines[22]} == "   0  yes "*" 100 "*"  20"??-??-??T??:??:??Z"  20"??-??-??T??:??:??Z"  0" ]]
+	[ "${lines[23]}" = "   1   no          13312      8         1000    0.00251            0              0            0  -                     -                     -" ]
 	# Forgotten 30 m + 30 m / 3 after it was made.
-	created=$(date -u -d "$(echo "${lines[21]}" | awk '{ print $(NF - 1) }')" +%s)
-	expires=$(date -u -d "$(echo "${lines[21]}" | awk '{ print $NF }')" +%s)
+	created=$(date -u -d "$(echo "${lines[22]}" | awk '{ print $(NF - 2) }')" +%s)
+	expires=$(date -u -d "$(echo "${lines[22]}" | awk '{ print $(NF - 1) }')" +%s)
 	[ $((expires - created)) -eq 2400 ]
 	[ "$created" -le "$(date +%s)" ]
 	[ "$created" -ge $(($(date +%s) - 60)) ]
+}
+
+@test "stats of a window: the generation now, and the one each segment holds" {
+	windowed
+	for i in 1 2 3; do
+		bloom rotate w.bf
+	done
+	keys 50 new- | bloom add w.bf
+	run -0 --separate-stderr bloom stats w.bf
+	[ "$stderr" = "" ]
+	[ "${lines[7]}" = "generation: 4" ]
+	[ "$(printf '%s\n' "${lines[@]:22}")" = "   0  yes          12800      8         1000    0.00334            0              0            0  -                     -                     3
+   1  yes          12800      8         1000    0.00334           50            395           50  -                     -                     4
+   2  yes          12800      8         1000    0.00334            0              0            0  -                     -                     2" ]
+	json_check '
+assert d["generation"] == 4
+assert [s["generation"] for s in d["segments"]] == [3, 4, 2]
+assert [s["inserted"] for s in d["segments"]] == [0, 50, 0]
+' w.bf
+	# A fixed filter has no generation.
+	filter_of 10
+	run -0 bloom stats f.bf
+	[[ $output != *generation* ]]
+	json_check 'assert "generation" not in d' 
 }
 
 # ---- JSON.
@@ -391,12 +417,12 @@ assert d["bits"] == sum(s["bits"] for s in d["segments"])
 	windowed
 	json_check '
 assert d["mode"] == "window" and d["generations"] == 3
-assert d["window_seconds"] is None
+assert d["window_seconds"] is None and d["generation"] == 1
 got = [(s["live"], s["bits"], s["capacity"], s["inserted"], s["created"],
-    s["expires"]) for s in d["segments"]]
-assert got == [(True, 12800, 1000, 500, None, None),
-    (True, 12800, 1000, 300, None, None),
-    (False, 12800, 1000, 0, None, None)], got
+    s["expires"], s["generation"]) for s in d["segments"]]
+assert got == [(True, 12800, 1000, 500, None, None, 0),
+    (True, 12800, 1000, 300, None, None, 1),
+    (False, 12800, 1000, 0, None, None, None)], got
 assert d["bits"] == 25600 and d["inserted"] == 800
 ' w.bf
 }
@@ -453,6 +479,7 @@ else:
 		assert row[9] == (s["created"] or "-"), (row[9], s["created"])
 		if "expires" in s:
 			assert row[10] == (s["expires"] or "-")
+			assert row[11] == (s["generation"] or "-")
 '
 }
 
