@@ -728,13 +728,6 @@ bloom_add_test(struct bloom *b, const struct bloom_pretest *p,
 }
 
 int
-bloom_add_claim(struct bloom *b, const uint64_t *hashes,
-    unsigned char *isnew, size_t n, unsigned char *again)
-{
-	return bloom_add_claim_pass(b, NULL, hashes, isnew, n, again);
-}
-
-int
 bloom_add_set(struct bloom *b, const uint64_t *hashes,
     const unsigned char *isnew, size_t n, size_t *done)
 {

@@ -22,6 +22,7 @@
 #define BLOOM_CLAIMED	3
 
 struct bloom;		/* an open filter */
+struct bloom_pass;		/* a way to visit segments (below) */
 struct segment;		/* one of its segments, as mapped */
 struct bloom_pretest;	/* segments a reader thread tests ahead */
 
@@ -154,11 +155,13 @@ int bloom_add_test(struct bloom *b, const struct bloom_pretest *p,
 /* Between bloom_add_test and bloom_add_set: while other processes add to
  * b at once, claims the keys isnew marks 1 (store/claims.h), marking those
  * another live adder claimed BLOOM_CLAIMED, then tests the claimed keys
- * again and marks 0 those whose bits another adder set meanwhile (again:
- * n bytes of scratch).  bloom_add_set lets go of the claims.  Returns
- * BLOOM_OK or a status. */
-int bloom_add_claim(struct bloom *b, const uint64_t *hashes,
-    unsigned char *isnew, size_t n, unsigned char *again);
+ * again, each segment visited by v (line by line if v is NULL), and marks
+ * 0 those whose bits another adder set meanwhile (again: n bytes of
+ * scratch).  bloom_add_set lets go of the claims.  Returns BLOOM_OK or a
+ * status. */
+int bloom_add_claim_pass(struct bloom *b, const struct bloom_pass *v,
+    const uint64_t *hashes, unsigned char *isnew, size_t n,
+    unsigned char *again);
 
 /* Adds the keys that bloom_add_test found new and isnew still marks 1 (a
  * window: also those it marks 0, so that a key seen again is remembered
@@ -224,13 +227,9 @@ struct bloom_pass {
 int bloom_add_pass(struct bloom *b, const struct bloom_pass *v,
     const uint64_t *hashes, size_t n, unsigned char *isnew, size_t *done);
 
-/* bloom_add_test, bloom_add_claim and bloom_add_set, each segment
- * visited by v (bloom_add_claim_pass: line by line if v is NULL). */
+/* bloom_add_test and bloom_add_set, each segment visited by v. */
 int bloom_add_test_pass(struct bloom *b, const struct bloom_pass *v,
     const uint64_t *hashes, size_t n, unsigned char *isnew);
-int bloom_add_claim_pass(struct bloom *b, const struct bloom_pass *v,
-    const uint64_t *hashes, unsigned char *isnew, size_t n,
-    unsigned char *again);
 int bloom_add_set_pass(struct bloom *b, const struct bloom_pass *v,
     const uint64_t *hashes, const unsigned char *isnew, size_t n,
     size_t *done);

@@ -293,8 +293,8 @@ live_group(struct engine *e, const struct line_group *g)
 			return STREAM_FILTER_ERROR;
 		repeats_once(g->hash + from, e->hit + from, k, e->once,
 		    2 * LINES_MAX);
-		e->status = bloom_add_claim(e->filter, g->hash + from,
-		    e->hit + from, k, e->again);
+		e->status = bloom_add_claim_pass(e->filter, NULL,
+		    g->hash + from, e->hit + from, k, e->again);
 		if (e->status != BLOOM_OK)
 			return STREAM_FILTER_ERROR;
 		if ((end = write_selected(e, g, from, k)) != STREAM_DONE ||

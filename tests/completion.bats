@@ -98,8 +98,11 @@ complete_zsh() {
 }
 
 # Prints, one a line, the words fish offers for the command line given.
+# fish runs with a home of its own: a completion a user installed under
+# ~/.config/fish would be loaded too.
 complete_fish() {
-	fish -c "source '$root/completion/bloom.fish'; complete -C '$1'" |
+	HOME="$BATS_TEST_TMPDIR" XDG_CONFIG_HOME="$BATS_TEST_TMPDIR/config" \
+	    fish -c "source '$root/completion/bloom.fish'; complete -C '$1'" |
 		cut -f 1 | LC_ALL=C sort -u
 }
 
@@ -194,6 +197,7 @@ option_names() {
 	XDG_DATA_DIRS="$PWD/p/share:/usr/share" run -0 make -C "$root" -s install PREFIX="$PWD/p"
 	[ "$output" = "" ]
 	run -0 env XDG_DATA_DIRS="$PWD/p/share:/usr/share" PATH="$PWD/p/bin:$PATH" \
+		HOME="$BATS_TEST_TMPDIR" XDG_CONFIG_HOME="$BATS_TEST_TMPDIR/config" \
 		fish -c "complete -C 'bloom ro'"
 	[ "$(printf '%s\n' "$output" | cut -f 1 | tr '\n' ' ')" = "rotate route " ]
 }
