@@ -842,10 +842,7 @@ bloom_pretest(const struct bloom_pretest *p, const uint64_t *hashes,
 void
 bloom_or(struct bloom *b, unsigned di, const struct bloom *src, unsigned si)
 {
-	const struct segment *from = &src->seg[si];
-
-	bits_or(&b->seg[di], src->hdr.slices != 0 && b->hdr.slices == 0 ?
-	    from->lo : 0, from);
+	bits_or(&b->seg[di], &src->seg[si]);
 }
 
 void

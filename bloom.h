@@ -237,9 +237,10 @@ int bloom_test_pass(struct bloom *b, const struct bloom_pass *v,
 
 /* ==== Whole segments ==== */
 
-/* ORs segment si of src into segment di of b (a slice into its blocks
- * of the whole filter), with atomic ORs so that processes adding to b at
- * once lose nothing.  The caller has checked that the geometry agrees. */
+/* ORs segment si of src into segment di of b (of slices, the blocks of
+ * the whole filter that both hold, which may be none), with atomic ORs
+ * so that processes adding to b at once lose nothing.  The caller has
+ * checked that the geometry agrees. */
 void bloom_or(struct bloom *b, unsigned di, const struct bloom *src,
     unsigned si);
 
