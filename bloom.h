@@ -246,7 +246,8 @@ void bloom_or(struct bloom *b, unsigned di, const struct bloom *src,
 
 /* Raises segment i's inserted counter to the keys its fill suggests, if
  * that is more: after a merge, counters cannot be summed, since the
- * sources may share keys. */
+ * sources may share keys.  A fill no more than the capacity's keys leave,
+ * with 3 standard deviations of noise, suggests at most the capacity. */
 void bloom_recount(struct bloom *b, unsigned i);
 
 /* Fills hist[c] with the number of blocks of segment i that have c bits

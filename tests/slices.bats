@@ -231,3 +231,33 @@ usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
 	[ "${lines[0]}" = "bloom: create: --slice takes i/n with 0 <= i < n, such as 0/4, or auto, not '5'" ]
 	[ ! -e x.bf ]
 }
+
+@test "merge: overlapping shards of an exactly sized filter are not past its capacity" {
+	keys 200000 >in
+	for seed in 3 4 5 6 7; do
+		rm -f t.bf a.bf b.bf serial.bf
+		bloom create -n 200000 -p 0.01 --seed $seed t.bf
+		bloom create --like t.bf a.bf
+		bloom create --like t.bf b.bf
+		bloom create --like t.bf serial.bf
+		bloom add serial.bf in
+		head -n 120000 in | bloom add a.bf
+		tail -n 120000 in | bloom add b.bf
+		run -0 --separate-stderr bloom merge t.bf a.bf b.bf
+		[ "$output" = "" ] && [ "$stderr" = "" ]
+		[ "$(bits t.bf)" = "$(bits serial.bf)" ]
+		[ "$(json t.bf 'd["over_capacity"], d["inserted"] <= 200000')" = "(False, True)" ]
+	done
+}
+
+@test "merge: shards past the capacity still say so" {
+	keys 230000 >in
+	bloom create -n 200000 -p 0.01 --seed 3 t.bf
+	bloom create --like t.bf a.bf
+	bloom create --like t.bf b.bf
+	head -n 120000 in | bloom add a.bf
+	tail -n 120000 in | bloom add b.bf
+	run -0 --separate-stderr bloom merge t.bf a.bf b.bf
+	[[ "$stderr" == "bloom: t.bf: warning: past its capacity of 200000 items; estimated false-positive rate now "*" (target 0.01); a filter made with --grow grows instead" ]]
+	[ "$(json t.bf 'd["over_capacity"], d["inserted"] > 220000')" = "(True, True)" ]
+}
