@@ -1,6 +1,7 @@
 /*
- * bloom create: options, sizing a fixed filter, --like and slices,
- * --dry-run and the free-space check, and the messages of each.
+ * bloom create: options, sizing a fixed filter, --like and slices (from
+ * the options, a template, or a job engine's task index with --slice
+ * auto), --dry-run and the free-space check, and the messages of each.
  */
 #include <sys/random.h>
 #include <sys/stat.h>
