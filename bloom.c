@@ -840,10 +840,7 @@ bloom_pretest(const struct bloom_pretest *p, const uint64_t *hashes,
 void
 bloom_or(struct bloom *b, unsigned di, const struct bloom *src, unsigned si)
 {
-	const struct segment *from = &src->seg[si];
-
-	bits_or(&b->seg[di], src->hdr.slices != 0 && b->hdr.slices == 0 ?
-	    from->lo : 0, from);
+	bits_or(&b->seg[di], &src->seg[si]);
 }
 
 void
@@ -851,9 +848,16 @@ bloom_recount(struct bloom *b, unsigned i)
 {
 	static uint64_t hist[BLOCK_BITS + 1];
 	const struct segment_info *info = &b->seg[i].info;
-	double items = params_estimate_items(bloom_fill(b, i, hist),
-	    info->nblocks, info->hashes);
+	uint64_t set = bloom_fill(b, i, hist);
+	double items = params_estimate_items(set, info->nblocks, info->hashes);
 
+	/* The estimate scatters by hundreds around the truth: a fill that
+	 * the capacity's keys leave, within 3 standard deviations, counts
+	 * as no more than the capacity. */
+	if (items > (double)info->capacity && (double)set <=
+	    params_fill_bound(info->capacity, info->nblocks, info->hashes,
+	    3.0))
+		items = (double)info->capacity;
 	segments_raise(b, i, items < 0x1p63 ? (uint64_t)(items + 0.5) :
 	    UINT64_MAX);
 }

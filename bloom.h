@@ -241,15 +241,17 @@ int bloom_test_pass(struct bloom *b, const struct bloom_pass *v,
 
 /* ==== Whole segments ==== */
 
-/* ORs segment si of src into segment di of b (a slice into its blocks
- * of the whole filter), with atomic ORs so that processes adding to b at
- * once lose nothing.  The caller has checked that the geometry agrees. */
+/* ORs segment si of src into segment di of b (of slices, the blocks of
+ * the whole filter that both hold, which may be none), with atomic ORs
+ * so that processes adding to b at once lose nothing.  The caller has
+ * checked that the geometry agrees. */
 void bloom_or(struct bloom *b, unsigned di, const struct bloom *src,
     unsigned si);
 
 /* Raises segment i's inserted counter to the keys its fill suggests, if
  * that is more: after a merge, counters cannot be summed, since the
- * sources may share keys. */
+ * sources may share keys.  A fill no more than the capacity's keys leave,
+ * with 3 standard deviations of noise, suggests at most the capacity. */
 void bloom_recount(struct bloom *b, unsigned i);
 
 /* Fills hist[c] with the number of blocks of segment i that have c bits

@@ -40,10 +40,12 @@ const char *const command_name[NCMD] = {
 /* The SYNOPSIS of bloom(1), line for line. */
 static const char *const synopsis[NCMD] = {
 	("bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]\n"
-	"             [--slices n] [--grow [--growth factor]]\n"
+	"             [--slices n] [--slice i/n | auto] [--seed n]\n"
+	"             [--grow [--growth factor]]\n"
 	"             [--generations count [--window duration] [--max-size size]]\n"
-	"             [--seed n] [--dry-run] filter\n"
-	"bloom create --like template [-f] [--slice i/n] filter"),
+	"             [--dry-run] filter\n"
+	"bloom create --like template [-f] [--slice i/n | auto] [--slices n]\n"
+	"             filter"),
 	("bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]\n"
 	"          [--memory size] [--no-create] [--progress] [--sync] filter\n"
 	"          [file ...]"),
@@ -77,17 +79,26 @@ static const char *const option_help[NCMD] = {
 	"               each rotation; -n is distinct lines per window\n"
 	"  --window D   rotate by time: remember a line for at least D after it\n"
 	"               was last added (90s, 30m, 12h, 7d, 2w); without it,\n"
-	"               bloom rotate rotates\n"	"  --max-size S with --generations: the bytes (K, M, G, T) the file may\n"
+	"               bloom rotate rotates\n"
+	"  --max-size S with --generations: the bytes (K, M, G, T) the file may\n"
 	"               grow to when a generation fills before its time; past\n"
 	"               them it closes early instead (default: no limit)\n"
 	"  --slices n   round the blocks up to a multiple of n, so that the\n"
-	"               filter can be cut into n slices (--slice)\n"
+	"               filter can be cut into n slices (--slice), and of\n"
+	"               more counts up to 16 where that adds at most 1%;\n"
+	"               with --like, the count for --slice auto\n"
 	"  --seed n     hash seed (default: random)\n"
+	"  --slice i/n  make only slice i (0 to n-1) of the n slices of the\n"
+	"               filter, for a filter spread over n hosts: from -n,\n"
+	"               -p, -s and --seed (needed), or of the template's\n"
+	"               whole filter, which may itself be a slice of any count\n"
+	"  --slice auto the slice of this task of a job engine: its index from\n"
+	"               SLURM_ARRAY_TASK_ID (less SLURM_ARRAY_TASK_MIN),\n"
+	"               JOB_COMPLETION_INDEX, PSSH_NODENUM or BLOOM_SLICE; the\n"
+	"               count from --slices or a template that is a slice\n"
 	"  --like template\n"
 	"               an empty filter with the template's seed, mode,\n"
 	"               geometry and generations: one that merge accepts\n"
-	"  --slice i/n  with --like: slice i (0 to n-1) of the template's\n"
-	"               blocks, for a filter spread over n hosts\n"
 	"  --dry-run    print what would be made; make nothing\n"
 	"  -f           replace an existing file\n"),
 	("Add lines to the filter.  A missing filter is created growable, for\n"
@@ -155,8 +166,9 @@ static const char *const option_help[NCMD] = {
 	"written after its slice number and a tab, or with -o to the file\n"
 	"prefix followed by the slice number.\n"
 	"  -o prefix    write slice i's lines to the file prefix<i>\n"
-	"  --slices n   the number of slices, for a whole filter (a slice\n"
-	"               knows it)\n"
+	"  --slices n   the number of slices, which must divide the whole\n"
+	"               filter's blocks (a slice knows its own, and routes\n"
+	"               for another count with --slices)\n"
 	"  -z           lines end with NUL, not newline\n"),
 	"Describe a command, or all of them.\n",
 };

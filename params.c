@@ -376,6 +376,40 @@ params_estimate_items(uint64_t bits_set, uint64_t nblocks, unsigned hashes)
 	return (double)nblocks * -log1p(-set / nbits) / per_key;
 }
 
+/*
+ * The bits set by n keys: a block takes j ~ Poisson(n / nblocks) of them,
+ * whose j k positions among its 512 bits set, on average, 512 (1 - q^jk)
+ * with q = 1 - 1/512, and vary as for balls in bins; the blocks are taken
+ * as independent, which overstates the spread a little.
+ */
+double
+params_fill_bound(uint64_t n, uint64_t nblocks, unsigned hashes, double z)
+{
+	const double q = 1.0 - 1.0 / BLOCK_BITS, q2 = 1.0 - 2.0 / BLOCK_BITS;
+	double lambda, spread, from, to, j, pj, m, mean, var, sum = 0.0;
+	double sum2 = 0.0;
+
+	if (nblocks == 0 || hashes == 0 || n == 0)
+		return 0.0;
+	lambda = (double)n / (double)nblocks;
+	spread = 12.0 * sqrt(lambda) + 30.0;
+	from = lambda > spread ? floor(lambda - spread) : 0.0;
+	to = ceil(lambda + spread);
+	for (j = from; j <= to; j++) {
+		pj = exp(j * log(lambda) - lambda - lgamma(j + 1.0));
+		m = j * hashes;
+		mean = BLOCK_BITS * (1.0 - pow(q, m));
+		var = BLOCK_BITS * pow(q, m) * (1.0 - pow(q, m)) +
+		    BLOCK_BITS * (BLOCK_BITS - 1.0) * (pow(q2, m) -
+		    pow(q, 2.0 * m));
+		sum += pj * mean;
+		sum2 += pj * (var + mean * mean);
+	}
+	var = sum2 - sum * sum;
+	return (double)nblocks * sum + z * sqrt((double)nblocks *
+	    (var > 0.0 ? var : 0.0));
+}
+
 /* A query for an absent key lands in a uniformly random block and finds all
  * of its hashes bits set with probability (c / 512)^k. */
 double

@@ -47,6 +47,12 @@ int params_solve(struct params *p, enum solve_for what);
 double params_estimate_items(uint64_t bits_set, uint64_t nblocks,
     unsigned hashes);
 
+/* Returns the bits that n distinct keys leave set in nblocks blocks with
+ * hashes, on average, plus z standard deviations of the spread between
+ * filters (blocks filled independently, Poisson keys per block). */
+double params_fill_bound(uint64_t n, uint64_t nblocks, unsigned hashes,
+    double z);
+
 /* Returns the false-positive rate of a filter whose blocks have the fill
  * given by hist: hist[c] counts the blocks with c bits set, c = 0..512. */
 double params_fpr_from_hist(const uint64_t hist[BLOCK_BITS + 1],

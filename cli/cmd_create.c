@@ -1,6 +1,7 @@
 /*
- * bloom create: options, sizing a fixed filter, --like and slices,
- * --dry-run and the free-space check, and the messages of each.
+ * bloom create: options, sizing a fixed filter, --like and slices (from
+ * the options, a template, or a job engine's task index with --slice
+ * auto), --dry-run and the free-space check, and the messages of each.
  */
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -119,10 +120,74 @@ parse_slice(const char *s, uint32_t *slice, uint32_t *slices)
 	return 0;
 }
 
-/* Creates path like the filter at template; returns an exit status. */
+/* The variables that hold a task's index, in the order looked at: Slurm
+ * job arrays, Kubernetes Indexed Jobs, parallel-ssh, and by hand. */
+static const char *const task_vars[] = {
+	"SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX", "PSSH_NODENUM",
+	"BLOOM_SLICE"
+};
+
+/*
+ * Sets *slice, for --slice auto, from the task index the job engine gives
+ * its tasks: the first of task_vars that is set, less SLURM_ARRAY_TASK_MIN
+ * for a Slurm array that does not start at 0.  Returns 0, or -1 with a
+ * message if none is set or it is not a slice of slices.
+ */
+static int
+task_slice(const char *path, uint32_t slices, uint32_t *slice)
+{
+	const char *name = NULL, *value = NULL, *min;
+	uint64_t index, base = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof task_vars / sizeof task_vars[0]; i++)
+		if ((value = getenv(task_vars[i])) != NULL && *value != '\0') {
+			name = task_vars[i];
+			break;
+		}
+	if (name == NULL) {
+		msg_warn("%s: --slice auto: no task index: none of "
+		    "SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX, PSSH_NODENUM "
+		    "or BLOOM_SLICE is set", path);
+		return -1;
+	}
+	if (parse_u64(value, 0, &index) == -1) {
+		msg_warn("%s: --slice auto: %s is '%s', not a task index", path,
+		    name, value);
+		return -1;
+	}
+	min = getenv("SLURM_ARRAY_TASK_MIN");
+	if (i == 0 && min != NULL && *min != '\0' &&
+	    (parse_u64(min, 0, &base) == -1 || base > index)) {
+		msg_warn("%s: --slice auto: SLURM_ARRAY_TASK_MIN is '%s', not "
+		    "a task index up to SLURM_ARRAY_TASK_ID's %" PRIu64, path,
+		    min, index);
+		return -1;
+	}
+	if (index - base >= slices) {
+		if (base != 0)
+			msg_warn("%s: --slice auto: task %" PRIu64 " (%s %"
+			    PRIu64 " less SLURM_ARRAY_TASK_MIN %" PRIu64 ") is "
+			    "not one of the %" PRIu32 " slices (0 to %" PRIu32
+			    ")", path, index - base, name, index, base, slices,
+			    slices - 1);
+		else
+			msg_warn("%s: --slice auto: task %" PRIu64 " (%s) is "
+			    "not one of the %" PRIu32 " slices (0 to %" PRIu32
+			    ")", path, index, name, slices, slices - 1);
+		return -1;
+	}
+	*slice = (uint32_t)(index - base);
+	return 0;
+}
+
+/* Creates path like the filter at template, or slice slice of slices of
+ * its whole filter if slices is not 0; with slice_auto, the slice is the
+ * task's, of slices or else of the template's count.  Returns an exit
+ * status. */
 static int
 create_like(const char *path, const char *template, uint32_t slice,
-    uint32_t slices, int force)
+    uint32_t slices, int slice_auto, int force)
 {
 	struct bloom *tmpl;
 	struct bloom_header h;
@@ -131,6 +196,17 @@ create_like(const char *path, const char *template, uint32_t slice,
 	s = bloom_open(&tmpl, template, 0, tell_open_waits, &h);
 	if (s != BLOOM_OK) {
 		filter_error(template, s, &h);
+		return EXIT_TROUBLE;
+	}
+	if (slice_auto && slices == 0 &&
+	    (slices = bloom_header(tmpl)->slices) == 0) {
+		msg_warn("%s: --slice auto: %s is not a slice: say how many "
+		    "slices with --slices", path, template);
+		bloom_close(tmpl);
+		return EXIT_TROUBLE;
+	}
+	if (slice_auto && task_slice(path, slices, &slice) == -1) {
+		bloom_close(tmpl);
 		return EXIT_TROUBLE;
 	}
 	s = bloom_refresh(tmpl);
@@ -187,6 +263,81 @@ check_plan(const char *path, const struct bloom_spec *spec, int dry_run)
 	return 0;
 }
 
+/*
+ * Creates path, slice slice of slices of the fixed filter spec sizes
+ * (whose blocks divide into slices): the bytes create --like of that
+ * filter with --slice makes, but for the time it was made.  With dry_run,
+ * prints the plan instead.  Returns an exit status.
+ */
+static int
+create_slice(const char *path, struct bloom_spec *spec, uint32_t slice,
+    uint32_t slices, int force, int dry_run)
+{
+	struct bloom_header h;
+	uint64_t free_bytes;
+	char need[32], have[32];
+	FILE *report;
+	int s;
+
+	spec->created_ms = dry_run ? 0 : now_ms();
+	if ((s = bloom_plan(spec, &h)) == BLOOM_OK)
+		s = bloom_plan_slice(&h, slice, slices);
+	if (s != BLOOM_OK) {
+		msg_warn("%s: %s", path, bloom_strerror(s));
+		return EXIT_TROUBLE;
+	}
+	if (dry_run) {
+		report = report_open();
+		report_plan(report, path, &h);
+		return report_close(report) == -1 ? EXIT_TROUBLE : 0;
+	}
+	if (bloom_free_space(path, &free_bytes) == 0 &&
+	    h.file_size > free_bytes) {
+		msg_warn("%s: needs %" PRIu64 " bytes (%s) but its file system "
+		    "has %" PRIu64 " bytes (%s) free", path, h.file_size,
+		    report_human(need, sizeof need, (double)h.file_size),
+		    free_bytes, report_human(have, sizeof have,
+		    (double)free_bytes));
+		return EXIT_TROUBLE;
+	}
+	s = bloom_create_header(path, &h, force, tell_create_waits);
+	if (s != BLOOM_OK) {
+		tell_create_error(path, s);
+		return EXIT_TROUBLE;
+	}
+	return 0;
+}
+
+/* Counts of slices that a filter made with --slices n can also be cut
+ * into, when rounding up to them costs little: 720720 is divisible by
+ * every count up to 16, 5040 by those up to 10, and so on. */
+static const uint64_t also_slices[] = { 720720, 5040, 240, 48, 16, 8, 4, 2 };
+
+/*
+ * Returns nblocks rounded up to a multiple of cut, and of the first of
+ * also_slices whose multiple adds at most 1% to the blocks, so that the
+ * filter can later be cut again into that many slices (create --like
+ * slice --slice j/m).  More blocks only lower the rate.
+ */
+static uint64_t
+round_for_slices(uint64_t nblocks, uint32_t cut)
+{
+	uint64_t a, b, t, unit, up;
+	size_t i;
+
+	for (i = 0; i < sizeof also_slices / sizeof also_slices[0]; i++) {
+		/* unit = lcm(cut, also_slices[i]), below 2^52. */
+		for (a = cut, b = also_slices[i]; b != 0; t = a % b, a = b,
+		    b = t)
+			;
+		unit = cut / a * also_slices[i];
+		up = (nblocks + unit - 1) / unit * unit;
+		if (up - nblocks <= nblocks / 100)
+			return up;
+	}
+	return (nblocks + cut - 1) / cut * cut;
+}
+
 int
 cmd_create(int argc, char **argv)
 {
@@ -213,6 +364,7 @@ cmd_create(int argc, char **argv)
 	enum solve_for what;
 	const char *like = NULL;
 	uint32_t slice = 0, slices = 0, cut = 0;
+	int slice_auto = 0;
 	const char *why;
 	char *end;
 
@@ -315,10 +467,12 @@ cmd_create(int argc, char **argv)
 			like = optarg;
 			break;
 		case OPT_SLICE:
-			if (parse_slice(optarg, &slice, &slices) == -1)
+			slice_auto = strcmp(optarg, "auto") == 0;
+			if (!slice_auto &&
+			    parse_slice(optarg, &slice, &slices) == -1)
 				usage_error(CMD_CREATE, "create: --slice takes "
-				    "i/n with 0 <= i < n, such as 0/4, not "
-				    "'%s'", optarg);
+				    "i/n with 0 <= i < n, such as 0/4, or auto, "
+				    "not '%s'", optarg);
 			break;
 		case OPT_SLICES:
 			if (parse_u64(optarg, 0, &v) == -1 || v == 0 ||
@@ -344,15 +498,38 @@ cmd_create(int argc, char **argv)
 		    "create: one filter at a time");
 	sizing = have_n || have_p || have_s || have_seed || have_growth ||
 	    p->hashes != 0 || spec.mode != MODE_FIXED || spec.window_ms != 0 ||
-	    spec.max_bytes != 0 || cut != 0;
+	    spec.max_bytes != 0;
 	if (like != NULL && sizing)
 		usage_error(CMD_CREATE, "create: --like takes everything from "
-		    "the template: no -n, -p, -s, -k, --seed, --slices, "
-		    "--grow or --generations");
-	if (slices != 0 && like == NULL)
-		usage_error(CMD_CREATE, "create: --slice needs --like");
+		    "the template: no -n, -p, -s, -k, --seed, --grow or "
+		    "--generations");
+	if (like != NULL && slices != 0 && cut != 0 && slices != cut)
+		usage_error(CMD_CREATE, "create: --slice %" PRIu32 "/%" PRIu32
+		    " is not one of --slices %" PRIu32, slice, slices, cut);
+	if (slice_auto)
+		slices = cut;
+	if (like != NULL && cut != 0 && slices == 0)
+		usage_error(CMD_CREATE, "create: --slices with --like needs "
+		    "--slice");
 	if (like != NULL)
-		return finish(create_like(argv[0], like, slice, slices, force));
+		return finish(create_like(argv[0], like, slice, slices,
+		    slice_auto, force));
+	if (slice_auto && slices == 0)
+		usage_error(CMD_CREATE, "create: --slice auto needs --slices n "
+		    "(or --like a slice)");
+	if (slices != 0) {
+		if (spec.mode != MODE_FIXED)
+			usage_error(CMD_CREATE, "create: --slice is for fixed "
+			    "filters");
+		if (!have_seed)
+			usage_error(CMD_CREATE, "create: --slice without "
+			    "--like needs --seed, the same for every slice");
+		if (slice_auto && task_slice(argv[0], slices, &slice) == -1)
+			return finish(EXIT_TROUBLE);
+		/* --slices rounds the blocks; --slice cuts them. */
+		if (cut == 0)
+			cut = slices;
+	}
 	if (cut != 0 && spec.mode != MODE_FIXED)
 		usage_error(CMD_CREATE, "create: --slices is for fixed filters");
 	if (have_growth && spec.mode != MODE_GROW)
@@ -379,9 +556,8 @@ cmd_create(int argc, char **argv)
 		}
 		if (solve_fixed(argv[0], p, what) == -1)
 			return finish(EXIT_TROUBLE);
-		/* More blocks only lower the rate. */
-		if (cut != 0 && p->nblocks % cut != 0)
-			p->nblocks += cut - p->nblocks % cut;
+		if (cut != 0)
+			p->nblocks = round_for_slices(p->nblocks, cut);
 		if (cut != 0 && p->nblocks > NBLOCKS_MAX) {
 			msg_warn("%s: %" PRIu32 " slices would pass %" PRIu64
 			    " TiB", argv[0], cut,
@@ -389,6 +565,9 @@ cmd_create(int argc, char **argv)
 			return finish(EXIT_TROUBLE);
 		}
 	}
+	if (slices != 0)
+		return finish(create_slice(argv[0], &spec, slice, slices,
+		    force, dry_run));
 	if ((s = check_plan(argv[0], &spec, dry_run)) != 0)
 		return finish(s == 1 ? 0 : EXIT_TROUBLE);
 	if (create_filter(argv[0], &spec, force) == -1)

@@ -676,7 +676,7 @@ cmd_route(int argc, char **argv)
 	const struct bloom_header *h;
 	struct bloom *filter = NULL;
 	const char *prefix = NULL;
-	uint64_t v, slices = 0;
+	uint64_t v, slices = 0, whole;
 	uint32_t i, opened = 0;
 	char *name = NULL;
 	int ch, s, rc = -2;
@@ -716,18 +716,16 @@ cmd_route(int argc, char **argv)
 	}
 	guard_mapping(argv[0], 0);
 	h = bloom_header(filter);
-	if (h->slices != 0 && slices != 0 && slices != h->slices) {
-		msg_warn("%s: is one of %" PRIu32 " slices, not %" PRIu64, argv[0],
-		    h->slices, slices);
-		goto out;
-	}
-	if (h->slices != 0)
+	/* A slice knows its whole filter: it routes for its own slicing,
+	 * or for another that divides the whole. */
+	whole = h->slices != 0 ? h->whole_nblocks : h->seg[0].nblocks;
+	if (h->slices != 0 && slices == 0)
 		slices = h->slices;
 	else if (slices == 0) {
 		msg_warn("%s: not a slice: say how many slices with --slices",
 		    argv[0]);
 		goto out;
-	} else if (h->mode != MODE_FIXED || h->seg[0].nblocks % slices != 0) {
+	} else if (h->mode != MODE_FIXED || whole % slices != 0) {
 		msg_warn("%s: cannot be cut into %" PRIu64 " slices: %s", argv[0],
 		    slices, bloom_strerror(h->mode != MODE_FIXED ?
 		    BLOOM_ESLICE_MODE : BLOOM_ESLICE_DIVIDE));

@@ -376,6 +376,11 @@ report_plan(FILE *fp, const char *path, const struct bloom_header *h)
 	quote_fputs(fp, path);
 	fputs(" (not created: --dry-run)\n", fp);
 	fprintf(fp, "mode: %s\n", stats_mode_name(h->mode));
+	if (h->slices != 0)
+		fprintf(fp, "slice: %" PRIu32 "/%" PRIu32 " (blocks %" PRIu64
+		    " to %" PRIu64 " of %" PRIu64 ")\n", h->slice, h->slices,
+		    h->slice * blocks, (h->slice + 1) * blocks - 1,
+		    h->whole_nblocks);
 	fprintf(fp, "bytes: %" PRIu64 " (", h->file_size);
 	print_human(fp, h->file_size);
 	fputs(")\n", fp);

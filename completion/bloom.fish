@@ -37,7 +37,7 @@ complete -c bloom -n "__fish_seen_subcommand_from create" -l max-size -x -d 'Byt
 complete -c bloom -n "__fish_seen_subcommand_from create" -l slices -x -d 'Round the blocks up to a multiple of n'
 complete -c bloom -n "__fish_seen_subcommand_from create" -l seed -x -d 'Hash seed'
 complete -c bloom -n "__fish_seen_subcommand_from create" -l like -r -d 'An empty filter like the template'
-complete -c bloom -n "__fish_seen_subcommand_from create" -l slice -x -d 'With --like: slice i/n'
+complete -c bloom -n "__fish_seen_subcommand_from create" -l slice -x -a auto -d 'Only slice i/n, or auto from the task index'
 complete -c bloom -n "__fish_seen_subcommand_from create" -l dry-run -d 'Print what would be made'
 
 complete -c bloom -n "__fish_seen_subcommand_from add" -s N -l new -d 'Write the lines not yet in the filter'
@@ -60,5 +60,5 @@ complete -c bloom -n "__fish_seen_subcommand_from add check" -l memory -x -d 'By
 complete -c bloom -n "__fish_seen_subcommand_from add check" -l progress -d 'A status line on standard error'
 complete -c bloom -n "__fish_seen_subcommand_from stats" -l json -d 'One JSON object'
 complete -c bloom -n "__fish_seen_subcommand_from route" -s o -r -d 'Write slice i to the file prefix<i>'
-complete -c bloom -n "__fish_seen_subcommand_from route" -l slices -x -d 'The number of slices of a whole filter'
+complete -c bloom -n "__fish_seen_subcommand_from route" -l slices -x -d 'The number of slices'
 complete -c bloom -n "__fish_seen_subcommand_from create add check stats rotate merge fold route" -l help -d 'Describe the command'

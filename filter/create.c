@@ -522,6 +522,47 @@ lay_out(struct bloom_header *h)
 	}
 }
 
+/* Turns h, a slice, into the header of its whole filter: the blocks of
+ * the whole, and the keys of all the slices (each was given its share,
+ * rounded up, so this may pass the whole's own count by less than one a
+ * slice). */
+static void
+unslice(struct bloom_header *h)
+{
+	uint64_t capacity = h->capacity;
+
+	capacity = capacity > UINT64_MAX / h->slices ? UINT64_MAX :
+	    capacity * h->slices;
+	h->seg[0].nblocks = h->whole_nblocks;
+	h->capacity = h->seg[0].capacity = capacity;
+	h->slice = h->slices = 0;
+	h->whole_nblocks = 0;
+}
+
+int
+bloom_plan_slice(struct bloom_header *h, uint32_t slice, uint32_t slices)
+{
+	if (h->mode != MODE_FIXED)
+		return BLOOM_ESLICE_MODE;
+	if (h->slices != 0)
+		unslice(h);
+	if (h->seg[0].nblocks % slices != 0 || h->seg[0].nblocks < slices)
+		return BLOOM_ESLICE_DIVIDE;
+	/* One slice of one is the whole filter. */
+	if (slices > 1) {
+		h->slice = slice;
+		h->slices = slices;
+		h->whole_nblocks = h->seg[0].nblocks;
+		h->seg[0].nblocks /= slices;
+		/* A slice holds its share of the keys. */
+		h->capacity = h->capacity / slices +
+		    (h->capacity % slices != 0);
+		h->seg[0].capacity = h->capacity;
+	}
+	lay_out(h);
+	return BLOOM_OK;
+}
+
 int
 bloom_plan_like(const struct bloom *tmpl, uint32_t slice, uint32_t slices,
     struct bloom_header *h)
@@ -542,20 +583,8 @@ bloom_plan_like(const struct bloom *tmpl, uint32_t slice, uint32_t slices,
 		h->seg[i].stamp = bloom_stamp(tmpl, i);
 	}
 	h->data_offset = format_data_offset(h->slots);
-	if (slices != 0) {
-		if (t->mode != MODE_FIXED || t->slices != 0)
-			return BLOOM_ESLICE_MODE;
-		if (t->seg[0].nblocks % slices != 0 ||
-		    t->seg[0].nblocks < slices)
-			return BLOOM_ESLICE_DIVIDE;
-		h->slice = slice;
-		h->slices = slices;
-		h->whole_nblocks = t->seg[0].nblocks;
-		h->seg[0].nblocks = t->seg[0].nblocks / slices;
-		/* A slice holds its share of the keys. */
-		h->capacity = t->capacity / slices + (t->capacity % slices != 0);
-		h->seg[0].capacity = h->capacity;
-	}
+	if (slices != 0)
+		return bloom_plan_slice(h, slice, slices);
 	lay_out(h);
 	return BLOOM_OK;
 }

@@ -47,10 +47,17 @@ int bloom_plan(const struct bloom_spec *spec, struct bloom_header *h);
 
 /* Writes the header, for bloom_create_header, of an empty filter like
  * tmpl: its seed, mode, geometry and segments, generations lined up; if
- * slices is not 0, slice slice of slices of tmpl, a fixed filter.  Returns
- * BLOOM_OK, BLOOM_ESLICE_MODE or BLOOM_ESLICE_DIVIDE. */
+ * slices is not 0, slice slice of slices of tmpl's whole filter (tmpl is
+ * a fixed filter, whole or a slice of any count; one slice of one is the
+ * whole).  Returns BLOOM_OK, BLOOM_ESLICE_MODE or BLOOM_ESLICE_DIVIDE. */
 int bloom_plan_like(const struct bloom *tmpl, uint32_t slice,
     uint32_t slices, struct bloom_header *h);
+
+/* Makes h, the header of a fixed filter, whole or a slice, that of slice
+ * slice (< slices) of slices of its whole filter, laid out anew.  Returns
+ * BLOOM_OK, BLOOM_ESLICE_MODE or BLOOM_ESLICE_DIVIDE. */
+int bloom_plan_slice(struct bloom_header *h, uint32_t slice,
+    uint32_t slices);
 
 /* Creates the filter file path with the header and segments of h, as
  * bloom_create does. */

@@ -1,8 +1,10 @@
 /*
  * Merging: the bitwise OR of filters with the same seed, hash, layout and
  * geometry is exactly the filter of the union of their keys.  Segment i
- * of the source goes into segment i of the target; a slice goes into its
- * blocks of the whole filter.  Everything is checked before anything is
+ * of the source goes into segment i of the target; of slices, the blocks
+ * of the whole filter that both hold, so that a slice goes into its part
+ * of a whole filter, a whole filter's part into a slice, and the slices
+ * of one count into those of another.  Everything is checked before anything is
  * written, so that a mismatch leaves the target as it was; and a window
  * target does not rotate from the checks to the end of the writes, or a
  * source's expired generation would be ORed into a fresh one.
@@ -66,28 +68,30 @@ same_segment(const struct bloom *t, const struct bloom *s, unsigned i,
 	return 0;
 }
 
-/* Checks a slice src against the target it goes into. */
+/*
+ * Checks src against t where one is a slice: both are cut from the same
+ * whole filter.  Slices of the same count must be the same slice; of
+ * other counts, the blocks they share are ORed (perhaps none), which is
+ * how a filter is cut again into another count.
+ */
 static int
 check_slice(const struct bloom *t, const struct bloom *s,
     struct merge_mismatch *mm)
 {
 	const struct bloom_header *th = bloom_header(t), *sh = bloom_header(s);
+	uint64_t tw, sw;
 
-	if (th->slices != 0) {
-		if (th->slices != sh->slices)
-			return differ(mm, "slice count", "%" PRIu64,
-			    th->slices, sh->slices);
-		if (th->slice != sh->slice)
-			return differ(mm, "slice", "%" PRIu64, th->slice,
-			    sh->slice);
-		return same_segment(t, s, 0, mm);
-	}
-	if (th->mode != MODE_FIXED)
-		return refuse(mm, "a slice merges only into a fixed filter or "
-		    "into the same slice");
-	if (th->seg[0].nblocks != sh->whole_nblocks)
+	if (th->mode != MODE_FIXED || sh->mode != MODE_FIXED)
+		return refuse(mm, "a slice merges only with a fixed filter or "
+		    "another slice");
+	if (th->slices != 0 && th->slices == sh->slices &&
+	    th->slice != sh->slice)
+		return differ(mm, "slice", "%" PRIu64, th->slice, sh->slice);
+	tw = th->slices != 0 ? th->whole_nblocks : th->seg[0].nblocks;
+	sw = sh->slices != 0 ? sh->whole_nblocks : sh->seg[0].nblocks;
+	if (tw != sw)
 		return differ(mm, "block count of the whole filter", "%" PRIu64,
-		    th->seg[0].nblocks, sh->whole_nblocks);
+		    tw, sw);
 	if (th->seg[0].hashes != sh->seg[0].hashes)
 		return differ(mm, "hash count of segment 0", "%" PRIu64,
 		    th->seg[0].hashes, sh->seg[0].hashes);
@@ -183,11 +187,8 @@ merge_check(const struct bloom *t, const struct bloom *s,
 
 	if (th->seed != sh->seed)
 		return differ(mm, "seed", "%" PRIu64, th->seed, sh->seed);
-	if (sh->slices != 0)
+	if (sh->slices != 0 || th->slices != 0)
 		return check_slice(t, s, mm);
-	if (th->slices != 0)
-		return refuse(mm, "a whole filter cannot be merged into a "
-		    "slice");
 	if (th->mode != sh->mode) {
 		snprintf(mm->field, sizeof mm->field, "mode");
 		snprintf(mm->target, sizeof mm->target, "%s",

@@ -357,12 +357,21 @@ bits_slice_of(const struct segment *s, uint64_t h, uint32_t slices)
 }
 
 void
-bits_or(const struct segment *to, uint64_t lo, const struct segment *from)
+bits_or(const struct segment *to, const struct segment *from)
 {
-	uint64_t *dst = (uint64_t *)(to->bits + lo * BLOCK_BYTES);
-	const uint64_t *word = (const uint64_t *)from->bits;
-	uint64_t i, nwords = from->info.nblocks * (BLOCK_BYTES / 8);
+	uint64_t lo, hi, i, nwords;
+	uint64_t *dst;
+	const uint64_t *word;
 
+	/* The blocks of the whole filter that both hold. */
+	lo = to->lo > from->lo ? to->lo : from->lo;
+	hi = to->lo + to->info.nblocks < from->lo + from->info.nblocks ?
+	    to->lo + to->info.nblocks : from->lo + from->info.nblocks;
+	if (lo >= hi)
+		return;
+	dst = (uint64_t *)(to->bits + (lo - to->lo) * BLOCK_BYTES);
+	word = (const uint64_t *)(from->bits + (lo - from->lo) * BLOCK_BYTES);
+	nwords = (hi - lo) * (BLOCK_BYTES / 8);
 	if (from->map != NULL)
 		madvise(from->map, from->map_size, MADV_SEQUENTIAL);
 	/* A word writes only where the source has a bit the target lacks:

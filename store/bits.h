@@ -76,10 +76,10 @@ void bits_chunk_mates(const struct segment *t, const uint64_t *hashes,
 void bits_set_list(const struct segment *s, const uint64_t *hashes,
     const uint32_t *idx, size_t m);
 
-/* ORs the bits of segment from into segment to from block lo of to on,
- * with atomic ORs. */
-void bits_or(const struct segment *to, uint64_t lo,
-    const struct segment *from);
+/* ORs the bits of segment from into segment to, with atomic ORs: the
+ * blocks of their whole filter that both hold (each holds nblocks from
+ * its lo on), which may be none. */
+void bits_or(const struct segment *to, const struct segment *from);
 
 /* Counts the bits of each of nblocks blocks from word into hist (which it
  * adds to); returns the total. */

@@ -201,7 +201,7 @@ bloom_strerror(int s)
 	case BLOOM_ESLICE:
 		return "corrupt header (slice fields absurd)";
 	case BLOOM_ESLICE_MODE:
-		return "only a fixed filter that is not a slice can be sliced";
+		return "only a fixed filter can be sliced";
 	case BLOOM_ESLICE_DIVIDE:
 		return "its blocks do not divide into that many slices (make it "
 		    "with create --slices)";

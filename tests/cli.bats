@@ -7,10 +7,12 @@ load helpers
 
 # The SYNOPSIS of bloom(1), as usage() prints it.
 usage='usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
-                    [--slices n] [--grow [--growth factor]]
+                    [--slices n] [--slice i/n | auto] [--seed n]
+                    [--grow [--growth factor]]
                     [--generations count [--window duration] [--max-size size]]
-                    [--seed n] [--dry-run] filter
-       bloom create --like template [-f] [--slice i/n] filter
+                    [--dry-run] filter
+       bloom create --like template [-f] [--slice i/n | auto] [--slices n]
+                    filter
        bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]
                  [--memory size] [--no-create] [--progress] [--sync] filter
                  [file ...]
@@ -44,10 +46,10 @@ first_line() {
 @test "bloom --help writes the usage and the help of every command" {
 	run -0 --separate-stderr bloom --help
 	[ "$stderr" = "" ]
-	[ "$(printf '%s\n' "${lines[@]:0:19}")" = "$usage" ]
+	[ "$(printf '%s\n' "${lines[@]:0:21}")" = "$usage" ]
 	# Then a blank line and the description, and each command's help.
 	[ "${output:${#usage}:2}" = $'\n\n' ]
-	[ "${lines[19]}" = "A Bloom filter in a file: add lines, then ask whether a line was seen." ]
+	[ "${lines[21]}" = "A Bloom filter in a file: add lines, then ask whether a line was seen." ]
 	[[ $output == *$'\ncreate: Create an empty filter file sized for the given capacity and false-\n'* ]]
 	[[ $output == *$'\nadd: Add lines to the filter.  A missing filter is created growable, for\n'* ]]
 	[[ $output == *$'\ncheck: Write the lines that may be in the filter.\n'* ]]
@@ -118,10 +120,12 @@ Add lines to the filter.  A missing filter is created growable, for
 SIGUSR1 prints one status line.' ]
 	[ "$output" = "$(bloom add --help)" ]
 	run -0 bloom help create
-	[ "${lines[1]}" = '                    [--slices n] [--grow [--growth factor]]' ]
-	[ "${lines[2]}" = '                    [--generations count [--window duration] [--max-size size]]' ]
-	[ "${lines[3]}" = '                    [--seed n] [--dry-run] filter' ]
-	[ "${lines[4]}" = '       bloom create --like template [-f] [--slice i/n] filter' ]
+	[ "${lines[1]}" = '                    [--slices n] [--slice i/n | auto] [--seed n]' ]
+	[ "${lines[2]}" = '                    [--grow [--growth factor]]' ]
+	[ "${lines[3]}" = '                    [--generations count [--window duration] [--max-size size]]' ]
+	[ "${lines[4]}" = '                    [--dry-run] filter' ]
+	[ "${lines[5]}" = '       bloom create --like template [-f] [--slice i/n | auto] [--slices n]' ]
+	[ "${lines[6]}" = '                    filter' ]
 	[ "$output" = "$(bloom create --help)" ]
 	[ "$(bloom help check)" = "$(bloom check --help)" ]
 	[ "$(bloom help stats)" = "$(bloom stats --help)" ]

@@ -7,10 +7,12 @@ bats_require_minimum_version 1.5.0
 load helpers
 
 usage='usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
-                    [--slices n] [--grow [--growth factor]]
+                    [--slices n] [--slice i/n | auto] [--seed n]
+                    [--grow [--growth factor]]
                     [--generations count [--window duration] [--max-size size]]
-                    [--seed n] [--dry-run] filter
-       bloom create --like template [-f] [--slice i/n] filter'
+                    [--dry-run] filter
+       bloom create --like template [-f] [--slice i/n | auto] [--slices n]
+                    filter'
 
 # Lists the files of the test's directory but bats' own (run
 # --separate-stderr keeps its stderr there).

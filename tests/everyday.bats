@@ -16,6 +16,10 @@ load helpers
 	echo "$stderr"
 	want="bats xxhash mandoc python3 groff-base zsh fish perl-base parallel rsync openssh-client strace mount e2fsprogs"
 	[ -x /usr/sbin/sshd ] || want="$want openssh-server"
+	[ -x /usr/sbin/slurmctld ] || want="$want slurmctld"
+	[ -x /usr/sbin/slurmd ] || want="$want slurmd"
+	want="$want slurm-client"
+	[ -x /usr/sbin/munged ] || want="$want munge"
 	[ "${stderr_lines[0]}" = "make check: missing: $want" ]
 	[ "${stderr_lines[1]}" = "install them with: sudo apt-get install $want" ]
 }

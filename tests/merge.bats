@@ -32,7 +32,7 @@ json() {
 	run -2 bloom create --like t.bf -n 10 m.bf
 	[[ "$output" =~ "--like takes everything from the template" ]]
 	run -2 bloom create --slice 1/2 m.bf
-	[[ "$output" =~ "--slice needs --like" ]]
+	[[ "$output" =~ "--slice without --like needs --seed, the same for every slice" ]]
 	run -2 bloom create --like missing.bf m.bf
 	[ "$output" = "bloom: missing.bf: No such file or directory" ]
 }
@@ -222,9 +222,9 @@ usage: bloom merge filter source ..." merge a.bf
 	if [ $((blocks % 7)) -ne 0 ]; then
 		row 2 "" "bloom: odd.bf: cannot be cut into 7 slices: its blocks do not divide into that many slices (make it with create --slices)" route --slices 7 odd.bf
 	fi
-	row 2 "" "bloom: g.bf: cannot be cut into 2 slices: only a fixed filter that is not a slice can be sliced" route --slices 2 g.bf
+	row 2 "" "bloom: g.bf: cannot be cut into 2 slices: only a fixed filter can be sliced" route --slices 2 g.bf
 	run -2 bloom create --like g.bf --slice 0/2 s.bf
-	[ "$output" = "bloom: g.bf: cannot make a filter like it: only a fixed filter that is not a slice can be sliced" ]
+	[ "$output" = "bloom: g.bf: cannot make a filter like it: only a fixed filter can be sliced" ]
 }
 
 @test "route | parallel --pipe --bin: each slice gets its own lines, on one machine" {

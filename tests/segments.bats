@@ -345,10 +345,12 @@ usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
 @test "window: --window and --growth need their mode; modes do not mix" {
 	row 2 "" "bloom: create: --window needs --generations
 usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
-                    [--slices n] [--grow [--growth factor]]
+                    [--slices n] [--slice i/n | auto] [--seed n]
+                    [--grow [--growth factor]]
                     [--generations count [--window duration] [--max-size size]]
-                    [--seed n] [--dry-run] filter
-       bloom create --like template [-f] [--slice i/n] filter" create --window 1h w.bf
+                    [--dry-run] filter
+       bloom create --like template [-f] [--slice i/n | auto] [--slices n]
+                    filter" create --window 1h w.bf
 	run -2 bloom create --growth 3 g.bf
 	[[ "$output" =~ "--growth needs --grow" ]]
 	run -2 bloom create --grow --generations 3 g.bf

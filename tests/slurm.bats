@@ -1,0 +1,130 @@
+#!/usr/bin/env bats
+# More than one machine, as the README's "More than one machine" says:
+# a Slurm job array on a single-node cluster started here, and GNU
+# parallel over two sshd hosts on the loopback, each making its slice from
+# the parameters (no template copied) and adding its routed part with
+# --no-create.  Each gives exactly a serial add --new's lines and filter.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+# bits FILE: the bit arrays of a v2 filter, without its header page.
+bits() {
+	tail -c +4097 "$1" | md5sum
+}
+
+# The README's options, but for 30 million keys rather than 100 billion:
+# still enough blocks for 5040 to divide them, so that the router, slice
+# 0 of 5040, is a few kilobytes.
+opts="-n 30000000 -p 0.01 --seed 42 --slices 2"
+
+# A Slurm cluster: the one .ci/run started (BLOOM_TEST_SLURM), or one of
+# this test's own.
+setup_slurm() {
+	if [ -n "${BLOOM_TEST_SLURM:-}" ]; then
+		slurm=$BLOOM_TEST_SLURM
+	else
+		[ -x /usr/sbin/slurmctld ] && [ -x /usr/sbin/slurmd ] &&
+			[ -x /usr/sbin/munged ] && command -v sbatch >/dev/null ||
+			skip "needs Slurm (apt-get install slurmctld slurmd slurm-client munge): .ci/run installs it"
+		slurm=$BATS_TEST_TMPDIR/slurm
+		own_slurm=1
+		"$BATS_TEST_DIRNAME/slurm" start "$slurm"
+	fi
+	. "$slurm/env"
+}
+
+setup_multi_host() {
+	if [ -n "${BLOOM_TEST_HOSTS:-}" ]; then
+		hosts=$BLOOM_TEST_HOSTS
+		return 0
+	fi
+	command -v parallel >/dev/null || skip "needs GNU parallel: .ci/run installs it"
+	command -v sshd >/dev/null || [ -x /usr/sbin/sshd ] ||
+		skip "needs sshd (apt-get install openssh-server): .ci/run installs it"
+	hosts=$BATS_TEST_TMPDIR/hosts
+	own_hosts=1
+	"$BATS_TEST_DIRNAME/hosts" start "$hosts" 2
+}
+
+teardown() {
+	if [ -n "${own_slurm:-}" ]; then
+		"$BATS_TEST_DIRNAME/slurm" stop "$slurm"
+	fi
+	if [ -n "${own_hosts:-}" ]; then
+		"$BATS_TEST_DIRNAME/hosts" stop "$hosts"
+	fi
+}
+
+# The input, with repeats, and what one serial add --new makes of it.
+serial() {
+	keys 20000 u- >urls.txt
+	keys 5000 u- >>urls.txt
+	keys 3000 v- >>urls.txt
+	bloom create $opts serial.bf
+	bloom add --new serial.bf urls.txt | sort >serial.new
+}
+
+@test "Slurm: a job array makes its slices with --slice auto and adds its parts, as one serial add --new" {
+	setup_slurm
+	serial
+	# The README's recipe.
+	cat >slice.sh <<EOF
+#!/bin/sh
+# slice.sh: task i of the array makes slice i and adds part i.
+i=\$SLURM_ARRAY_TASK_ID
+bloom create $opts --slice auto slice.\$i.bf
+bloom add --new --no-create slice.\$i.bf part.\$i > part.\$i.new
+EOF
+	bloom create $opts --slice 0/5040 router.bf
+	bloom route --slices 2 -o part. router.bf urls.txt
+	timeout 300 sbatch --array=0-1 --wait -o slurm-%a.out slice.sh
+	# Each task made its own slice, from its index.
+	[ "$(bloom stats slice.1.bf | grep '^slice:')" = "slice: 1/2 (blocks $(( $(stat -c %s serial.bf) / 128 - 32 )) to $(( $(stat -c %s serial.bf) / 64 - 65 )) of $(( $(stat -c %s serial.bf) / 64 - 64 )))" ]
+	[ ! -s slurm-0.out ] && [ ! -s slurm-1.out ]
+	[ "$(sort part.0.new part.1.new)" = "$(cat serial.new)" ]
+	bloom create --like slice.0.bf --slice 0/1 joined.bf
+	bloom merge joined.bf slice.0.bf slice.1.bf
+	[ "$(bits joined.bf)" = "$(bits serial.bf)" ]
+}
+
+@test "Slurm: a task without a slice of its own fails loudly" {
+	setup_slurm
+	bloom create $opts --slice 0/5040 router.bf
+	keys 100 >urls.txt
+	bloom route --slices 2 -o part. router.bf urls.txt
+	# The array 0-2 has a task more than slices: task 2 fails, and so
+	# does sbatch --wait; --no-create adds nothing anywhere else.
+	cat >slice.sh <<EOF
+#!/bin/sh
+set -e
+i=\$SLURM_ARRAY_TASK_ID
+bloom create $opts --slice auto slice.\$i.bf
+bloom add --new --no-create slice.\$i.bf part.\$i > part.\$i.new
+EOF
+	run timeout 300 sbatch --array=0-2 --wait -o slurm-%a.out slice.sh
+	[ "$status" -ne 0 ]
+	[ "$(cat slurm-2.out)" = "bloom: slice.2.bf: --slice auto: task 2 (SLURM_ARRAY_TASK_ID) is not one of the 2 slices (0 to 1)" ]
+	[ ! -e slice.2.bf ]
+	[ -s part.0.new ] && [ -s part.1.new ]
+}
+
+@test "parallel over ssh: each host makes its slice from the parameters and adds its part, as one serial add --new" {
+	setup_multi_host
+	serial
+	# The README's recipe, with a directory of each host's own for
+	# slice.bf, since these hosts share one file system.
+	parallel --will-cite --hostgroups --slf "$hosts/sshlogins" \
+	    "$root/bloom create $opts --slice {}/2 \$BLOOM_HOST_DIR/slice.bf" ::: 0@h0 1@h1
+	bloom create $opts --slice 0/5040 router.bf
+	bloom route --slices 2 -o part. router.bf urls.txt
+	parallel --will-cite --hostgroups --slf "$hosts/sshlogins" --wd ... \
+	    --transferfile {} --return {}.new --cleanup \
+	    "$root/bloom add --new --no-create \$BLOOM_HOST_DIR/slice.bf {} > {}.new" \
+	    ::: part.0@h0 part.1@h1
+	[ "$(sort part.0.new part.1.new)" = "$(cat serial.new)" ]
+	bloom create --like router.bf --slice 0/1 joined.bf
+	bloom merge joined.bf "$hosts/host0/slice.bf" "$hosts/host1/slice.bf"
+	[ "$(bits joined.bf)" = "$(bits serial.bf)" ]
+	rm -f "$hosts/host0/slice.bf" "$hosts/host1/slice.bf"
+}
