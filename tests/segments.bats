@@ -300,10 +300,12 @@ assert [s["generation"] for s in d["segments"]] == [2, 1, 2], d["segments"]
 @test "window: --max-size needs --generations and a size" {
 	row 2 "" "bloom: create: --max-size needs --generations
 usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
-                    [--slices n] [--grow [--growth factor]]
+                    [--slices n] [--slice i/n | auto] [--seed n]
+                    [--grow [--growth factor]]
                     [--generations count [--window duration] [--max-size size]]
-                    [--seed n] [--dry-run] filter
-       bloom create --like template [-f] [--slice i/n] filter" create --max-size 1M w.bf
+                    [--dry-run] filter
+       bloom create --like template [-f] [--slice i/n | auto] [--slices n]
+                    filter" create --max-size 1M w.bf
 	run -2 bloom create --generations 3 --max-size 0 w.bf
 	[[ "$output" =~ "--max-size takes a size from 1 byte to 128T, such as 64M, not '0'" ]]
 	[ ! -e w.bf ]
