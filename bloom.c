@@ -851,9 +851,8 @@ bloom_recount(struct bloom *b, unsigned i)
 	uint64_t set = bloom_fill(b, i, hist);
 	double items = params_estimate_items(set, info->nblocks, info->hashes);
 
-	/* The estimate scatters by hundreds around the truth: a fill that
-	 * the capacity's keys leave, within 3 standard deviations, counts
-	 * as no more than the capacity. */
+	/* The estimate scatters by hundreds: a fill within 3 standard
+	 * deviations of the capacity's counts as the capacity. */
 	if (items > (double)info->capacity && (double)set <=
 	    params_fill_bound(info->capacity, info->nblocks, info->hashes,
 	    3.0))
