@@ -227,3 +227,23 @@ if a != b:
 	    (sys.argv[1], sys.argv[2], at, len(a), len(b)))
 PYTHON
 }
+
+# lost FILTER IN OUT...: prints the lines of IN that no OUT holds, less
+# those that are false positives: the lines a filter made like FILTER (its
+# seed and geometry) holding every line of the OUTs finds.  FILTER's bits
+# are those of lines of the OUTs, so a line it found only by a false
+# positive is found there too; a line marked seen without being written is
+# not.  Prints nothing if no line was lost.
+lost() {
+	local filter=$1 in=$2 dir=$BATS_TEST_TMPDIR/lost
+	shift 2
+	mkdir -p "$dir"
+	LC_ALL=C sort -u "$@" >"$dir/written"
+	LC_ALL=C sort -u "$in" | LC_ALL=C comm -23 - "$dir/written" \
+	    >"$dir/unwritten"
+	[ -s "$dir/unwritten" ] || return 0
+	echo "$(wc -l <"$dir/unwritten") lines written by none" >&2
+	bloom create -f --like "$filter" "$dir/written.bf"
+	bloom add "$dir/written.bf" "$dir/written"
+	bloom check -v "$dir/written.bf" "$dir/unwritten" || [ $? -eq 1 ]
+}

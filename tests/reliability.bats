@@ -129,8 +129,10 @@ within_capacity() {
 	wait "$pid" || true
 	echo "written before the kill: $(wc -l <out) lines"
 	bloom add --new f.bf <in >again
-	# A last line the kill cut short is not a line of in.
-	run -0 bash -c 'sort -u out again | comm -23 <(sort in) -'
+	# A last line the kill cut short is not a line of in.  At 1e-7, 3 M
+	# lines make a false positive in a few runs of a hundred: such a line
+	# is not written, and not lost.
+	run -0 --separate-stderr lost f.bf in out again
 	[ "$output" = "" ]
 }
 
