@@ -126,9 +126,10 @@ count_live(struct claims *c, int mine)
 	return n;
 }
 
-/* Returns 1 if the claim (or lock) word w is of an adder that lives. */
+/* Returns 1 if the claim (or lock) word w is of an adder that lives: as
+ * first asked in this chunk, or as now if fresh. */
 static int
-owner_lives(struct claims *c, uint64_t w)
+owner_lives(struct claims *c, uint64_t w, int fresh)
 {
 	unsigned slot = (unsigned)(w >> 58) - 1;
 	uint64_t gen = w >> FP_BITS & 0xff;
@@ -140,7 +141,7 @@ owner_lives(struct claims *c, uint64_t w)
 		return 0;	/* its slot was taken again since */
 	if (slot == c->slot)
 		return 1;
-	if (c->alive[slot] < 0)
+	if (fresh || c->alive[slot] < 0)
 		c->alive[slot] = (signed char)slot_locked(c->fd, slot);
 	return c->alive[slot];
 }
@@ -286,7 +287,9 @@ lock_bucket(struct claims *c, uint64_t *b)
 		if (__atomic_compare_exchange_n(&b[0], &held, c->tag, 0,
 		    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
 			return;
-		if (++spins % SPINS == 0 && !owner_lives(c, held) &&
+		/* Asked afresh: its holder may have died since it was
+		 * last asked, holding the lock. */
+		if (++spins % SPINS == 0 && !owner_lives(c, held, 1) &&
 		    __atomic_compare_exchange_n(&b[0], &held, c->tag, 0,
 		    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
 			return;
@@ -313,11 +316,12 @@ claims_take(struct claims *c, const uint64_t *hashes, unsigned char *isnew,
 			w = __atomic_load_n(&b[j], __ATOMIC_SEQ_CST);
 			if (w != 0 && (w & FP_MASK) == fp &&
 			    (w >> FP_BITS == c->tag >> FP_BITS ||
-			    owner_lives(c, w))) {
+			    owner_lives(c, w, 0))) {
 				isnew[i] = lost;
 				break;
 			}
-			if (free_at == NULL && (w == 0 || !owner_lives(c, w)))
+			if (free_at == NULL && (w == 0 ||
+			    !owner_lives(c, w, 0)))
 				free_at = &b[j];
 		}
 		if (isnew[i] == 1 && free_at != NULL) {
