@@ -68,7 +68,8 @@ check_v1(const uint8_t *data, uint64_t file_size,
 
 /* A version 2 header and table must hold segments in order, each on a
  * page after the table and the one before, inside the file (all of it
- * but for a growable filter), and be the bytes the builders write for the
+ * but for a growable filter or a window, which may be longer: a growth or
+ * a giving back killed half-way), and be the bytes the builders write for the
  * decoded fields: all of the header and of each entry in use, counters
  * and stamps included. */
 static void
@@ -81,15 +82,18 @@ check_v2(const uint8_t *data, size_t len, uint64_t file_size,
 	unsigned i;
 
 	if (h->header_size != V2_HEADER_SIZE || h->mode > MODE_WINDOW ||
-	    h->nsegments == 0 || h->nsegments > h->slots ||
-	    h->slots > SEGMENTS_MAX ||
+	    h->nsegments == 0 || h->slots > SEGMENTS_MAX ||
 	    (h->mode == MODE_FIXED && h->slots != 1) ||
-	    (h->mode != MODE_GROW && h->nsegments != h->slots) ||
+	    (h->mode == MODE_WINDOW ? h->nsegments < h->slots ||
+	    h->nsegments > format_table_room(h->slots) :
+	    h->nsegments > h->slots) ||
+	    (h->mode == MODE_FIXED && h->nsegments != h->slots) ||
 	    (h->mode != MODE_WINDOW && h->epoch != 0) ||
 	    h->data_offset != format_data_offset(h->slots) ||
 	    h->data_offset % FILE_PAGE != 0 ||
 	    h->data_offset < V2_HEADER_SIZE + (uint64_t)h->slots * SLOT_SIZE ||
-	    len < V2_HEADER_SIZE + (uint64_t)h->slots * SLOT_SIZE)
+	    len < V2_HEADER_SIZE + (uint64_t)(h->nsegments > h->slots ?
+	    h->nsegments : h->slots) * SLOT_SIZE)
 		abort();
 	min_offset = h->data_offset;
 	for (i = 0; i < h->nsegments; i++) {
@@ -113,7 +117,7 @@ check_v2(const uint8_t *data, size_t len, uint64_t file_size,
 			abort();
 	}
 	if (h->file_size != end || end > file_size ||
-	    (h->mode != MODE_GROW && end != file_size))
+	    (h->mode == MODE_FIXED && end != file_size))
 		abort();
 	/* A slice is a fixed filter holding its share of the whole's blocks. */
 	if (h->slices == 0 ? h->slice != 0 || h->whole_nblocks != 0 :
