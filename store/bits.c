@@ -408,15 +408,17 @@ by_block(const void *a, const void *b)
  * A bitmap of one bit per key, from its block, finds the few keys of a
  * chunk that share a block with another (the others' bits are alone in
  * their block); those are sorted by block and walked in chunk order,
- * each tested against its block and the bits of the keys before it.
+ * each tested against its block and the bits of the keys before it.  The
+ * new keys are listed first, without a branch per key (whether a key is
+ * new is a coin toss), and the passes after walk that list.
  */
 #define MATES_LOG	16	/* log2 of the bits of the bitmap */
 #define MATES_WORDS	(((size_t)1 << MATES_LOG) / 64)
 
 static inline uint64_t
-mates_bit(const struct segment *t, uint64_t h)
+mates_bit(uint64_t block)
 {
-	return bits_block(t, h) * SPLITMIX_GAMMA >> (64 - MATES_LOG);
+	return block * SPLITMIX_GAMMA >> (64 - MATES_LOG);
 }
 
 void
@@ -430,28 +432,28 @@ bits_chunk_mates(const struct segment *t, const uint64_t *hashes,
 	size_t i, j, nm = 0;
 	unsigned w;
 
+	for (i = 0; i < n; i++)
+		nm += isnew[i] == 1;
+	if (nm < 2 || (m = malloc(nm * sizeof m[0])) == NULL)
+		return;
+	for (i = j = 0; i < n && j < nm; i++) {
+		m[j].block = bits_block(t, hashes[i]);
+		m[j].key = (uint32_t)i;
+		j += isnew[i] == 1;
+	}
 	memset(once, 0, sizeof once);
 	memset(twice, 0, sizeof twice);
-	for (i = 0; i < n; i++) {
-		if (isnew[i] != 1)
-			continue;
-		x = mates_bit(t, hashes[i]);
+	for (j = 0; j < nm; j++) {
+		x = mates_bit(m[j].block);
 		twice[x >> 6] |= once[x >> 6] & (uint64_t)1 << (x & 63);
 		once[x >> 6] |= (uint64_t)1 << (x & 63);
 	}
-	for (i = 0; i < n; i++) {
-		x = mates_bit(t, hashes[i]);
-		nm += isnew[i] == 1 && (twice[x >> 6] >> (x & 63) & 1);
+	for (i = j = 0; j < nm; j++) {
+		x = mates_bit(m[j].block);
+		m[i] = m[j];
+		i += twice[x >> 6] >> (x & 63) & 1;
 	}
-	if (nm < 2 || (m = malloc(nm * sizeof m[0])) == NULL)
-		return;
-	for (i = j = 0; i < n; i++) {
-		x = mates_bit(t, hashes[i]);
-		if (isnew[i] == 1 && (twice[x >> 6] >> (x & 63) & 1)) {
-			m[j].block = bits_block(t, hashes[i]);
-			m[j++].key = (uint32_t)i;
-		}
-	}
+	nm = i;
 	qsort(m, nm, sizeof m[0], by_block);
 	for (i = 0; i < nm; i++) {
 		if (i == 0 || m[i].block != m[i - 1].block)

@@ -27,6 +27,27 @@ load helpers
 	[ "$output" = "$(cat want)" ]
 }
 
+# add --new tests a chunk of lines at once and sets their bits after
+# writing them; on a crowded filter many lines of one chunk share a block,
+# and a line whose bits the lines before it set must be called seen, as
+# if the lines were added one at a time.
+@test "add --new of a chunk on a crowded filter answers as one line at a time" {
+	bloom create --seed 5 -s 256 -k 4 f.bf
+	cp f.bf one.bf
+	awk 'BEGIN { for (i = 1; i <= 600; i++) print "c" (i * 7) % 450 }' >in
+	: >want
+	while IFS= read -r line; do
+		printf '%s\n' "$line" | bloom add --new one.bf >>want 2>/dev/null
+	done <in
+	# 450 distinct lines in four blocks: the filter fills past its
+	# capacity, and many of them are called seen.
+	[ "$(wc -l <want)" -lt 450 ]
+	[ "$(wc -l <want)" -gt 20 ]
+	bloom add --new f.bf in >got 2>/dev/null
+	cmp got want
+	cmp f.bf one.bf
+}
+
 @test "add -N is --new, and its output matches byte for byte" {
 	big_filter f.bf
 	awk 'BEGIN { for (i = 1; i <= 1000; i++) print "k" (i * i) % 617 }' >in
