@@ -6,7 +6,6 @@
  * segments are live, which takes adds and how much of its room an adder
  * takes are segments.c's; setting and testing a key's bits is bits.c's.
  */
-#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -28,6 +27,7 @@
 #include "store/holes.h"
 #include "store/handle.h"
 #include "store/segments.h"
+#include "store/locks.h"
 
 #define PAGE_GUESS	4096	/* bytes in a page, for heuristics */
 #define PREFAULT_SHARE	16	/* prefault after pages / this lookups */
@@ -92,50 +92,7 @@ note_lookups(struct bloom *b, size_t n)
 int
 bloom_flock(int fd, int op, const char *path, void (*on_wait)(const char *))
 {
-	struct timespec tick = { 0, BLOOM_WAIT_TICK_NS };
-	unsigned ticks = 0;
-
-	while (flock(fd, op | LOCK_NB) == -1) {
-		if (errno != EWOULDBLOCK && errno != EINTR)
-			return -1;
-		if (++ticks == BLOOM_WAIT_TELL_TICKS && on_wait != NULL)
-			on_wait(path);
-		nanosleep(&tick, NULL);
-	}
-	return 0;
-}
-
-/* Opens path and takes a shared lock on the file that is at path once the
- * lock is held: a create -f may have replaced it while we waited. */
-static int
-open_locked(const char *path, int writable, void (*on_wait)(const char *))
-{
-	struct stat held, now;
-	int fd, flags, e;
-
-	flags = (writable ? O_RDWR : O_RDONLY) | O_NONBLOCK | O_CLOEXEC |
-	    O_NOCTTY;
-	for (;;) {
-		fd = open(path, flags);
-		if (fd == -1)
-			return -1;
-		if (fstat(fd, &held) == -1)
-			goto fail;
-		if (!S_ISREG(held.st_mode))
-			return fd;	/* the caller rejects it */
-		if (bloom_flock(fd, LOCK_SH, path, on_wait) == -1)
-			goto fail;
-		if (stat(path, &now) == -1)
-			goto fail;
-		if (now.st_dev == held.st_dev && now.st_ino == held.st_ino)
-			return fd;
-		close(fd);
-	}
-fail:
-	e = errno;
-	close(fd);
-	errno = e;
-	return -1;
+	return locks_flock(fd, op, path, on_wait);
 }
 
 /* Reads and validates the header and table of the open file.  A window
@@ -197,7 +154,7 @@ bloom_open(struct bloom **bp, const char *path, int writable,
 		return BLOOM_ERRNO;
 	b->path = path;
 	b->writable = writable;
-	b->fd = open_locked(path, writable, on_wait);
+	b->fd = locks_open(path, writable, on_wait);
 	if (b->fd == -1) {
 		s = errno == EISDIR ? BLOOM_ENOTREG : BLOOM_ERRNO;
 		goto fail;
@@ -208,6 +165,9 @@ bloom_open(struct bloom **bp, const char *path, int writable,
 		s = BLOOM_ENOTREG;
 		goto fail;
 	}
+	if (writable && (b->writers = locks_writer_join(b->fd, path,
+	    on_wait)) == -1)
+		goto fail_errno;
 	if ((s = read_header(b, (uint64_t)st.st_size)) != BLOOM_OK)
 		goto fail;
 	b->seed = b->hdr.seed;
@@ -566,7 +526,7 @@ set_keys(struct bloom *b, const struct bloom_pass *v, const uint64_t *hashes,
 			/* Line by line, keys found new need no test: only
 			 * a window counts the keys new to its generation. */
 			if (v->visit == NULL && b->hdr.mode != MODE_WINDOW) {
-				bits_set_list(&b->seg[b->target], hashes + pos,
+				s = locks_set_list(b, hashes + pos,
 				    v->idx + j, take);
 				fresh = take;
 			} else {
@@ -578,6 +538,8 @@ set_keys(struct bloom *b, const struct bloom_pass *v, const uint64_t *hashes,
 			}
 			segments_count(b, b->target, fresh);
 			segments_end_add(b);
+			if (s != BLOOM_OK)
+				return s;
 		}
 	}
 	*done = n;

@@ -372,8 +372,8 @@ void
 tell_open_waits(const char *path)
 {
 	msg_warn("%s: waiting for a lock: another process holds the filter "
-	    "exclusively (a create -f replacing it, or any process that "
-	    "may read it)", path);
+	    "exclusively (a create -f replacing it, an adder alone with it, "
+	    "or any process that may open it)", path);
 }
 
 /* Tells that a writer has waited a second for another process to finish

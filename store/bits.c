@@ -212,9 +212,11 @@ bits_key_mask(const struct segment *s, uint64_t h,
 	return block_of(s, h);
 }
 
-void
-bits_set_list(const struct segment *s, const uint64_t *hashes,
-    const uint32_t *idx, size_t m)
+/* Sets the bits of the m keys that idx lists in segment s, with locked
+ * ORs, or plain ones if alone. */
+static inline void
+set_list(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, int alone)
 {
 	size_t j;
 
@@ -223,9 +225,28 @@ bits_set_list(const struct segment *s, const uint64_t *hashes,
 
 		if (j % BATCH == 0)
 			PREFETCH_BATCH(s, SOME_KEY, j, m);
-		POSITIONS(hashes[idx[j]], s->info.hashes,
-		    __atomic_fetch_or(&block[word], bit, __ATOMIC_RELAXED));
+		if (alone)
+			POSITIONS(hashes[idx[j]], s->info.hashes,
+			    block[word] |= bit);
+		else
+			POSITIONS(hashes[idx[j]], s->info.hashes,
+			    __atomic_fetch_or(&block[word], bit,
+			    __ATOMIC_RELAXED));
 	}
+}
+
+void
+bits_set_list(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m)
+{
+	set_list(s, hashes, idx, m, 0);
+}
+
+void
+bits_set_list_alone(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m)
+{
+	set_list(s, hashes, idx, m, 1);
 }
 
 void

@@ -76,6 +76,11 @@ void bits_chunk_mates(const struct segment *t, const uint64_t *hashes,
 void bits_set_list(const struct segment *s, const uint64_t *hashes,
     const uint32_t *idx, size_t m);
 
+/* Sets them as bits_set_list does, with plain ORs: only for a process
+ * that no other sets bits of s meanwhile (writers.h). */
+void bits_set_list_alone(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m);
+
 /* ORs the bits of segment from into segment to, with atomic ORs: the
  * blocks of their whole filter that both hold (each holds nblocks from
  * its lo on), which may be none. */

@@ -57,6 +57,8 @@ struct bloom {
 				 * or NULL */
 	int claims_tried;	/* claims_join was called */
 	int claiming;		/* the chunk being added claims its keys */
+	int writers;		/* writers_join said 1 (may be alone), 0
+				 * (never), or -1 (failed: write no more) */
 };
 
 /* Waits for a lock another process holds: tried every BLOOM_WAIT_TICK_NS,

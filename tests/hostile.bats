@@ -469,13 +469,36 @@ big_line() {
 	sleep 0.2
 	run -0 --separate-stderr bloom check f.bf <<<key
 	[ "$output" = key ]
-	[ "$stderr" = "bloom: f.bf: waiting for a lock: another process holds the filter exclusively (a create -f replacing it, or any process that may read it)" ]
+	[ "$stderr" = "bloom: f.bf: waiting for a lock: another process holds the filter exclusively (a create -f replacing it, an adder alone with it, or any process that may open it)" ]
 	wait
 	# Not a word when the wait is short.
 	flock -x f.bf sleep 0.3 &
 	sleep 0.1
 	run -0 --separate-stderr bloom add f.bf <<<other
 	[ "$stderr" = "" ]
+	wait
+}
+
+# An adder alone with a filter holds byte 2^62 of it exclusively while it
+# sets bits with plain stores; a writer that opens the filter waits for
+# it, a reader does not.
+@test "an add kept waiting by a writer alone with the filter says so; check is not kept" {
+	bloom create -n 1000 f.bf
+	echo key | bloom add f.bf
+	python3 -c '
+import fcntl, sys, time
+with open(sys.argv[1], "r+b") as f:
+    fcntl.lockf(f, fcntl.LOCK_EX, 1, 1 << 62)
+    open(sys.argv[2], "w").close()
+    time.sleep(1.6)
+' f.bf locked &
+	while [ ! -e locked ]; do sleep 0.05; done
+	run -0 --separate-stderr bloom check f.bf <<<key
+	[ "$output" = key ]
+	[ "$stderr" = "" ]
+	run -0 --separate-stderr bloom add --new f.bf <<<other
+	[ "$output" = other ]
+	[ "$stderr" = "bloom: f.bf: waiting for a lock: another process holds the filter exclusively (a create -f replacing it, an adder alone with it, or any process that may open it)" ]
 	wait
 }
 

@@ -1,0 +1,172 @@
+/*
+ * The locks of processes that share a filter's file.  Each holds a shared
+ * flock(2) on it while it has it open; create -f takes an exclusive one
+ * to replace it, and growth and rotation their own (segments.c).
+ *
+ * The writers' byte.  Bits are set with locked ORs (lock or), so that
+ * processes adding to one filter at once lose none of each other's bits;
+ * on a filter in the processor's cache they cost a quarter of an add
+ * --new.  A plain OR reads a word and writes it back, and would lose a
+ * bit another process set in between: it is safe only for a process that
+ * knows no other writes the filter meanwhile.
+ *
+ * Every process that opens a filter for writing holds a shared open file
+ * description lock (fcntl F_OFD_SETLK) on one byte of the file far past
+ * its end, WRITERS_BYTE, for as long as it has it open: the kernel lets go
+ * of it when the process closes the file or dies.  To set a run of bits
+ * with plain ORs a writer turns its lock into an exclusive one, without
+ * waiting: that succeeds only when no other process holds the byte, and
+ * while it is held no other writer can come in.  It turns it back into a
+ * shared one as soon as the bits are set, so that a writer that opens the
+ * filter meanwhile waits for those bits, no longer.  Both turns are done
+ * in place by the kernel: the lock is never let go of in between.
+ *
+ * A writer alone never blocks while it holds the byte exclusively (it
+ * sets bits, nothing else), so the wait cannot be long; and one that
+ * waits to come in holds nothing the other needs.  Where the file system
+ * has no such locks no writer can hold the byte, and every one uses
+ * locked ORs.  Writers of bloom versions from before these locks do not
+ * take them: they must not write a filter at the same time as this one.
+ */
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store/locks.h"
+#include "store/bits.h"
+#include "store/format.h"	/* BLOOM_OK, BLOOM_ERRNO */
+#include "store/handle.h"
+
+int
+locks_flock(int fd, int op, const char *path, void (*on_wait)(const char *))
+{
+	struct timespec tick = { 0, BLOOM_WAIT_TICK_NS };
+	unsigned ticks = 0;
+
+	while (flock(fd, op | LOCK_NB) == -1) {
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return -1;
+		if (++ticks == BLOOM_WAIT_TELL_TICKS && on_wait != NULL)
+			on_wait(path);
+		nanosleep(&tick, NULL);
+	}
+	return 0;
+}
+
+int
+locks_open(const char *path, int writable, void (*on_wait)(const char *))
+{
+	struct stat held, now;
+	int fd, flags, e;
+
+	flags = (writable ? O_RDWR : O_RDONLY) | O_NONBLOCK | O_CLOEXEC |
+	    O_NOCTTY;
+	for (;;) {
+		fd = open(path, flags);
+		if (fd == -1)
+			return -1;
+		if (fstat(fd, &held) == -1)
+			goto fail;
+		if (!S_ISREG(held.st_mode))
+			return fd;	/* the caller rejects it */
+		if (locks_flock(fd, LOCK_SH, path, on_wait) == -1)
+			goto fail;
+		if (stat(path, &now) == -1)
+			goto fail;
+		if (now.st_dev == held.st_dev && now.st_ino == held.st_ino)
+			return fd;
+		close(fd);
+	}
+fail:
+	e = errno;
+	close(fd);
+	errno = e;
+	return -1;
+}
+
+/* ==== The writers' byte ==== */
+
+#define WRITERS_BYTE	((off_t)1 << 62)
+
+/* Sets the lock of fd on WRITERS_BYTE to type, without waiting.  Returns
+ * 0, or -1 with errno set (EAGAIN: another process holds the byte). */
+static int
+lock_byte(int fd, short type)
+{
+	struct flock fl;
+
+	memset(&fl, 0, sizeof fl);
+	fl.l_type = type;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = WRITERS_BYTE;
+	fl.l_len = 1;
+	return fcntl(fd, F_OFD_SETLK, &fl);
+}
+
+int
+locks_writer_join(int fd, const char *path, void (*on_wait)(const char *))
+{
+	/* Another writer holds the byte alone for the time it takes to set
+	 * a chunk's bits: tried every millisecond, told after a second. */
+	struct timespec tick = { 0, 1000000L };
+	unsigned ticks = 0;
+
+	while (lock_byte(fd, F_RDLCK) == -1) {
+		if (errno == EINVAL || errno == EOPNOTSUPP || errno == ENOSYS)
+			return 0;
+		if (errno != EAGAIN && errno != EACCES && errno != EINTR)
+			return -1;
+		if (++ticks == 1000 && on_wait != NULL)
+			on_wait(path);
+		nanosleep(&tick, NULL);
+	}
+	return 1;
+}
+
+/* For a writer that joined: returns 1 if no other writer has the filter
+ * open, and none can until locks_writer_share; else 0. */
+static int
+locks_writer_alone(int fd)
+{
+	return lock_byte(fd, F_WRLCK) == 0;
+}
+
+/* Ends what locks_writer_alone began.  Returns 0, or -1 with errno set:
+ * then others may be kept waiting. */
+static int
+locks_writer_share(int fd)
+{
+	int tries;
+
+	/* Turning an exclusive lock into a shared one of the same byte
+	 * conflicts with nothing; retried in case of a signal. */
+	for (tries = 0; tries < 100; tries++)
+		if (lock_byte(fd, F_RDLCK) == 0)
+			return 0;
+		else if (errno != EINTR && errno != ENOLCK)
+			break;
+	return -1;
+}
+
+int
+locks_set_list(struct bloom *b, const uint64_t *hashes,
+    const uint32_t *idx, size_t m)
+{
+	const struct segment *t = &b->seg[b->target];
+
+	if (b->writers != 1 || !locks_writer_alone(b->fd)) {
+		bits_set_list(t, hashes, idx, m);
+		return BLOOM_OK;
+	}
+	bits_set_list_alone(t, hashes, idx, m);
+	if (locks_writer_share(b->fd) == -1) {
+		b->writers = -1;
+		return BLOOM_ERRNO;
+	}
+	return BLOOM_OK;
+}
