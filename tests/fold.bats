@@ -5,13 +5,6 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-# json FILE EXPR: prints python3's value of EXPR over FILE's stats --json,
-# with the object as d.
-json() {
-	bloom stats --json "$1" |
-		python3 -c 'import json, sys; d = json.load(sys.stdin); print(eval(sys.argv[1]))' "$2"
-}
-
 # The bit arrays of v2 filter FILE, from its first segment on.
 bits_of() {
 	tail -c +$(($(json "$1" '4096 if d["mode"] != "grow" else 8192') + 1)) "$1"

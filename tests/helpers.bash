@@ -20,6 +20,19 @@ keys() {
 	awk -v n="$1" -v p="${2-key-}" 'BEGIN { for (i = 1; i <= n; i++) print p i }'
 }
 
+# json FILE EXPR: prints python3's value of EXPR over FILE's stats --json,
+# with the object as d.
+json() {
+	bloom stats --json "$1" |
+		python3 -c 'import json, sys; d = json.load(sys.stdin); print(eval(sys.argv[1]))' "$2"
+}
+
+# bits FILE: a digest of the bit arrays of a v2 filter, without its header
+# page, to compare two filters' bits.
+bits() {
+	tail -c +4097 "$1" | md5sum
+}
+
 # Prints byte OFFSET of FILE as a decimal number.
 byte_at() {
 	od -An -tu1 -j "$2" -N 1 "$1" | tr -d ' '

@@ -6,17 +6,6 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-# bits FILE: the bit arrays of a v2 filter, without its header page.
-bits() {
-	tail -c +4097 "$1" | od -An -v -tx1 | md5sum
-}
-
-# json FILE EXPR: python3's value of EXPR over FILE's stats --json, as d.
-json() {
-	bloom stats --json "$1" |
-		python3 -c 'import json, sys; d = json.load(sys.stdin); print(eval(sys.argv[1]))' "$2"
-}
-
 @test "create --like: an empty filter with the template's seed, geometry and mode" {
 	bloom create -n 5000 -p 0.001 --seed 77 t.bf
 	keys 100 | bloom add t.bf

@@ -6,13 +6,6 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-# json FILE EXPR: prints python3's value of EXPR over FILE's stats --json,
-# with the object as d.
-json() {
-	bloom stats --json "$1" |
-		python3 -c 'import json, sys; d = json.load(sys.stdin); print(eval(sys.argv[1]))' "$2"
-}
-
 # json_check PROGRAM FILE: runs the python3 PROGRAM with FILE's stats
 # --json as d; an assert that fails says which.
 json_check() {

@@ -7,17 +7,6 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-# bits FILE: the bit arrays of a v2 filter, without its header page.
-bits() {
-	tail -c +4097 "$1" | od -An -v -tx1 | md5sum
-}
-
-# json FILE EXPR: python3's value of EXPR over FILE's stats --json, as d.
-json() {
-	bloom stats --json "$1" |
-		python3 -c 'import json, sys; d = json.load(sys.stdin); print(eval(sys.argv[1]))' "$2"
-}
-
 # timeless FILE: FILE's bytes without the time it was made: the creation
 # time (header bytes 80 to 87), the header checksum over it (128 to 135)
 # and the stamp of segment 0 (256 + 56 to 256 + 63), zeroed.

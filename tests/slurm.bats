@@ -8,11 +8,6 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-# bits FILE: the bit arrays of a v2 filter, without its header page.
-bits() {
-	tail -c +4097 "$1" | md5sum
-}
-
 # The README's options, but for 30 million keys rather than 100 billion:
 # still enough blocks for 5040 to divide them, so that the router, slice
 # 0 of 5040, is a few kilobytes.
