@@ -80,6 +80,14 @@ bench/gen-urls: bench/gen-urls.c
 bench/floor: bench/floor.c hash.o hash.h
 	$(CC) $(WARN) $(CPPFLAGS) $(CFLAGS) -I. -o $@ bench/floor.c hash.o
 
+# Window layouts against a fixed filter: sizing, rates and kernel times
+# (bench/README.md, "layouts").
+LAYOUTS_SRC = bench/layouts.c bench/layouts-kernels.c bench/layouts-math.c
+
+bench/layouts: $(LAYOUTS_SRC) bench/layouts.h params.o params.h
+	$(CC) $(WARN) $(CPPFLAGS) $(CFLAGS) -I. -o $@ $(LAYOUTS_SRC) params.o \
+		$(LDLIBS)
+
 # tests/need installs what the tests run (as root, with apt-get), or says
 # how to.
 check: need layers bloom $(TESTBIN)
@@ -165,7 +173,8 @@ uninstall:
 
 clean:
 	rm -f bloom $(OBJ) tests/sanitize.o $(TESTBIN) tests/fuzz/header \
-		tests/fuzz/lines tests/fuzz/options bench/gen-urls bench/floor
+		tests/fuzz/lines tests/fuzz/options bench/gen-urls bench/floor \
+		bench/layouts
 	rm -rf $(FUZZ_CORPUS) $(FUZZ_CORPUS)-lines $(FUZZ_CORPUS)-options
 
 .PHONY: all example check need layers fuzz fuzz-header fuzz-lines fuzz-options \
