@@ -20,7 +20,6 @@
 #define DEFAULT_CAPACITY	1000000
 #define DEFAULT_FPR		0.01
 #define MAX_DERIVED_FPR		0.5	/* -s with -n: the most we accept */
-#define DEFAULT_GROWTH		2.0	/* --grow: capacity factor */
 
 /* Exit statuses, as grep(1) has them. */
 #define EXIT_SELECTED	0

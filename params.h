@@ -17,6 +17,17 @@ struct params {
 	unsigned hashes;	/* bit positions per key, 1..HASHES_MAX */
 };
 
+/*
+ * Growable filters (Almeida et al., "Scalable Bloom Filters", 2007):
+ * segment i holds capacity F^i keys at rate P (1 - r) r^i, so that the
+ * rates of any number of segments sum to less than P.  What new filters
+ * get; a file keeps the F and r its header holds.  params.c says why.
+ */
+#define GROW_FACTOR	2.0	/* F, unless create --growth says */
+#define GROW_TIGHTENING	0.9	/* r */
+#define GROW_AUTO_CAPACITY	4000000	/* first segment of a filter that
+					 * add creates, unless -n says */
+
 /* What the caller fixed; params_solve derives the rest. */
 enum solve_for { SOLVE_SIZE, SOLVE_FPR, SOLVE_CAPACITY };
 

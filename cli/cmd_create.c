@@ -370,7 +370,7 @@ cmd_create(int argc, char **argv)
 
 	memset(&spec, 0, sizeof spec);
 	spec.mode = MODE_FIXED;
-	spec.growth = DEFAULT_GROWTH;
+	spec.growth = GROW_FACTOR;
 	p->capacity = DEFAULT_CAPACITY;
 	p->target_fpr = DEFAULT_FPR;
 	while ((ch = getopt_long(argc, argv, shortopts, longopts,

@@ -267,9 +267,9 @@ open_for_add(struct bloom **bp, const char *path, int may_create,
 	if (s == BLOOM_ERRNO && errno == ENOENT) {
 		memset(&spec, 0, sizeof spec);
 		spec.mode = MODE_GROW;
-		spec.growth = DEFAULT_GROWTH;
+		spec.growth = GROW_FACTOR;
 		spec.first.capacity = want->capacity != 0 ? want->capacity :
-		    DEFAULT_CAPACITY;
+		    GROW_AUTO_CAPACITY;
 		spec.first.target_fpr = want->target_fpr != 0 ?
 		    want->target_fpr : DEFAULT_FPR;
 		spec.seed = random_seed();

@@ -467,7 +467,7 @@ bloom_plan(const struct bloom_spec *spec, struct bloom_header *h)
 	case MODE_GROW:
 		h->slots = SEGMENTS_MAX;
 		h->growth = spec->growth;
-		h->ratio = GROW_RATIO;
+		h->ratio = GROW_TIGHTENING;
 		break;
 	case MODE_WINDOW:
 		h->slots = spec->generations;

@@ -20,12 +20,6 @@
 
 struct bloom;
 
-/* The rate factor between the segments of a growable filter: segment i
- * is sized for rate P (1 - r) r^i, so that all of them together stay
- * under P (Almeida et al., "Scalable Bloom Filters", 2007).  0.8 gives
- * the fewest bits per key for a filter grown 32 times with F = 2. */
-#define GROW_RATIO	0.8
-
 /* Sizes segment i of a v2 filter whose header fields (mode, capacity,
  * target_fpr, growth, ratio, slots) are in h, starting at offset.  Returns
  * BLOOM_OK, or BLOOM_ETOOBIG if it cannot be made. */

@@ -27,6 +27,9 @@ setup_file() {
 
 	"$bloom" create -n 1000 -p 0.01 --seed 42 "$dir/fixed.bf" &&
 		"$bloom" create --grow -n 1000 -p 0.01 --seed 42 "$dir/grow.bf" &&
+		"$bloom" create -n 1000 --seed 42 -p \
+			"$(python3 -c 'print(repr(0.01 * (1 - 0.9)))')" \
+			"$dir/first.bf" &&
 		"$bloom" create --generations 4 -n 1000 -p 0.01 --seed 42 \
 			"$dir/window.bf" &&
 		keys 10 | "$bloom" add "$dir/fixed.bf" &&
@@ -37,11 +40,18 @@ setup_file() {
 # Make f.bf, a copy of a filter with key-1 .. key-10 added, all 1000 keys
 # at 0.01 and seed 42: fixed is 5376 bytes, a page of header and table and
 # 20 blocks; grow has a table of 64 entries (two pages), one segment in
-# use of 27 blocks, 9920 bytes; window has 4 generations rotated by hand,
-# segments of 9 blocks on pages 1 to 4, 16960 bytes.
+# use, of grow_blocks blocks (grow_size bytes); window has 4 generations
+# rotated by hand, segments of 9 blocks on pages 1 to 4, 16960 bytes.
 fixed()  { cp "$BATS_FILE_TMPDIR/fixed.bf" f.bf; }
 grow()   { cp "$BATS_FILE_TMPDIR/grow.bf" f.bf; }
 window() { cp "$BATS_FILE_TMPDIR/window.bf" f.bf; }
+
+# The first segment of a growable filter for 1000 keys at 0.01 is sized as
+# a fixed filter for 1000 keys at 0.01 (1 - r), r = 0.9 (first.bf): its
+# blocks, its hashes, and the size of grow.bf, two pages and the segment.
+grow_blocks() { echo $(($(stats_field bits "$BATS_FILE_TMPDIR/first.bf") / 512)); }
+grow_hashes() { stats_field hashes "$BATS_FILE_TMPDIR/first.bf"; }
+grow_size()   { echo $((8192 + 64 * $(grow_blocks))); }
 
 # Byte offset of table entry I.
 entry() {
@@ -182,8 +192,8 @@ now_ms() {
 	t0=$(now_ms)
 	bloom create --grow -n 1000 -p 0.01 --seed 42 f.bf
 	t1=$(now_ms)
-	# Header, 64 entries (4352 bytes, to 8192), one segment of 27 blocks.
-	[ "$(stat -c %s f.bf)" -eq 9920 ]
+	# Header, 64 entries (4352 bytes, to 8192), one segment.
+	[ "$(stat -c %s f.bf)" -eq "$(grow_size)" ]
 	layout_is f.bf <<-EOF
 	0	8	89424c4f4f4d0d0a	magic
 	8	4	02000000		format version 2
@@ -196,7 +206,7 @@ now_ms() {
 	40	8	e803000000000000	capacity 1000, of the first segment
 	48	8	7b14ae47e17a843f	target fpr 0.01, of the whole filter
 	56	8	$(dbl 2.0)	growth 2.0
-	64	8	$(dbl 0.8)	ratio 0.8
+	64	8	$(dbl 0.9)	ratio 0.9
 	72	8	0000000000000000	window: none
 	88	8	0020000000000000	data offset 8192
 	96	32	$(printf '%064d' 0)	slice fields and reserved
@@ -207,7 +217,7 @@ now_ms() {
 	within f.bf 80 "$t0" "$t1"
 	zero_at f.bf 152 104
 	# The first segment: P (1 - r) of the rate.
-	entry_is f.bf 0 8192 27 8 1000 "0.01 * (1 - 0.8)"
+	entry_is f.bf 0 8192 "$(grow_blocks)" "$(grow_hashes)" 1000 "0.01 * (1 - 0.9)"
 	[ "$(hex_at f.bf 304 8)" = 0000000000000000 ]
 	within f.bf 312 "$t0" "$t1"
 	# The entries not in use are empty, with their checksums.
@@ -323,7 +333,7 @@ window_layout() {
 		[ "$offset" -eq $(((prev_end + 4095) / 4096 * 4096)) ]
 		entry_is f.bf "$i" "$offset" "$nblocks" \
 			"$(u32_at f.bf $((at + 16)))" \
-			$((1000 << i)) "0.01 * (1.0 - 0.8) * pow(0.8, $i)"
+			$((1000 << i)) "0.01 * (1.0 - 0.9) * pow(0.9, $i)"
 		within f.bf $((at + 56)) "$t0" "$t1"
 		prev_end=$((offset + nblocks * 64))
 	done
@@ -758,11 +768,11 @@ window_layout() {
 }
 @test "grow: cut inside the table's pages, after the table" {
 	grow; truncate -s 8000 f.bf
-	rejected f.bf "size mismatch (file is not the 9920 bytes its header says)"
+	rejected f.bf "size mismatch (file is not the $(grow_size) bytes its header says)"
 }
 @test "grow: one byte shorter" {
-	grow; truncate -s 9919 f.bf
-	rejected f.bf "size mismatch (file is not the 9920 bytes its header says)"
+	grow; truncate -s $(($(grow_size) - 1)) f.bf
+	rejected f.bf "size mismatch (file is not the $(grow_size) bytes its header says)"
 }
 @test "fixed: entry offset 8192, past the end of the file" {
 	fixed; set_entry f.bf 0 0 "$(le 8 8192)"
@@ -781,7 +791,7 @@ window_layout() {
 	rejected f.bf "size mismatch (file is not the 17024 bytes its header says)"
 }
 @test "grow: longer than its segments, as a growth killed early leaves it, is accepted" {
-	grow; truncate -s $((9920 + 4096)) f.bf
+	grow; truncate -s $(($(grow_size) + 4096)) f.bf
 	run -0 --separate-stderr bloom stats f.bf
 	[ "$stderr" = "" ]
 	run -0 --separate-stderr bloom check f.bf < <(keys 10)
@@ -796,7 +806,26 @@ window_layout() {
 	run -1 bloom check -v f.bf < <(keys 3000)
 }
 @test "grow: one byte longer is accepted" {
-	grow; truncate -s 9921 f.bf
+	grow; truncate -s $(($(grow_size) + 1)) f.bf
 	run -0 --separate-stderr bloom check f.bf < <(keys 10)
 	[ "$stderr" = "" ]
+}
+
+@test "grow: a file made with tightening 0.8 (before issue 19) grows at 0.8" {
+	grow; set_header f.bf 64 "$(dbl 0.8)"
+	run -0 --separate-stderr bloom add f.bf < <(keys 3000)
+	[ "$stderr" = "" ]
+	# Segment 0 as made; segment 1 at 0.01 (1 - 0.8) 0.8, for 2000 keys.
+	bloom stats --json f.bf | python3 -c '
+import json, math, sys
+d = json.load(sys.stdin)
+assert d["tightening"] == 0.8, d["tightening"]
+rates = [s["target_fpr"] for s in d["segments"]]
+want = [0.01 * (1 - 0.9), 0.01 * (1 - 0.8) * 0.8]
+assert len(rates) == 2 and all(math.isclose(r, w, rel_tol=1e-12)
+    for r, w in zip(rates, want)), rates
+'
+	bloom create -n 2000 --seed 42 -p "$(python3 -c 'print(repr(0.01 * (1 - 0.8) * 0.8))')" s.bf
+	[ "$(u64_at f.bf $(($(entry 1) + 8)))" -eq $(($(stats_field bits s.bf) / 512)) ]
+	run -1 bloom check -v f.bf < <(keys 3000)
 }

@@ -201,8 +201,26 @@ segments: 1" ]
 	[ "$(stats_field bits_set f.bf)" = 2949 ]
 }
 
+# sized_as I N P: sets bits[I] and hashes[I] to those of a fixed filter
+# for N keys at rate P (a Python expression), as segment I is sized.
+sized_as() {
+	bloom create --seed 42 -n "$2" -p "$(python3 -c "print(repr($3))")" "s$1.bf"
+	bits[$1]=$(stats_field bits "s$1.bf")
+	hashes[$1]=$(stats_field hashes "s$1.bf")
+}
+
 @test "stats of a grown filter: the sums over its segments, and a line for each" {
+	local -a bits hashes
+	local i
+
 	grown
+	# Segment i holds 1000 2^i keys at 0.01 (1 - 0.9) 0.9^i; each
+	# starts on a page, after two of header and table.
+	for i in 0 1 2; do
+		sized_as $i $((1000 << i)) "0.01 * (1 - 0.9) * 0.9 ** $i"
+	done
+	bytes=$((8192 + (bits[0] / 8 + 4095) / 4096 * 4096 +
+	    (bits[1] / 8 + 4095) / 4096 * 4096 + bits[2] / 8))
 	run -0 --separate-stderr bloom stats g.bf
 	[ "$stderr" = "" ]
 	[ "$(untimed)" = "file: g.bf
@@ -211,24 +229,24 @@ layout: blocked512 (512-bit blocks)
 hash: xxh3-64
 mode: grow
 growth: 2
-tightening: 0.8
-bytes: 23872 (23.3 KiB)
-bits: 102912
-hashes: 9
+tightening: 0.9
+bytes: $bytes ($(python3 -c "print('%.1f' % ($bytes / 1024))") KiB)
+bits: $((bits[0] + bits[1] + bits[2]))
+hashes: ${hashes[2]}
 seed: 42
 capacity: 7000
 target_fpr: 0.01
-inserted: 4989
-percent_of_capacity: 71.3
-bits_set: 34816
-fill: 0.338308
-estimated_items: 4999
-estimated_fpr: 0.00357573
+inserted: 4995
+percent_of_capacity: 71.4
+bits_set: 37587
+fill: 0.335215
+estimated_items: 5002
+estimated_fpr: 0.00181749
 segments: 3
    # live           bits hashes     capacity target_fpr     inserted       bits_set    est_items  created
-   0  yes          13824      8         1000      0.002         1000           6065         1005  TIME
-   1  yes          29184      9         2000     0.0016         2000          13396         2008  TIME
-   2  yes          59904      9         4000    0.00128         1989          15355         1987  TIME" ]
+   0  yes $(printf '%14d %6d' ${bits[0]} ${hashes[0]})         1000      0.001         1000           6843         1003  TIME
+   1  yes $(printf '%14d %6d' ${bits[1]} ${hashes[1]})         2000     0.0009         2000          13618         1992  TIME
+   2  yes $(printf '%14d %6d' ${bits[2]} ${hashes[2]})         4000    0.00081         1995          17126         2008  TIME" ]
 	# Each segment made within the test's run: today's date.
 	[[ $output == *"  $(date -u +%Y-%m-%d)T"* ]]
 	# Grown far enough to be past the first capacity, but not over.
@@ -393,19 +411,25 @@ for key in ("inserted", "bits_set", "fill", "estimated_items",
 }
 
 @test "stats --json of a grown filter: every segment" {
+	local -a bits hashes
+	local i
+
 	grown
+	for i in 0 1 2; do
+		sized_as $i $((1000 << i)) "0.01 * (1 - 0.9) * 0.9 ** $i"
+	done
 	json_check '
-assert d["mode"] == "grow" and d["growth"] == 2 and d["tightening"] == 0.8
+assert d["mode"] == "grow" and d["growth"] == 2 and d["tightening"] == 0.9
 assert d["capacity"] == 7000 and d["target_fpr"] == 0.01
 assert d["over_capacity"] is False
 got = [(s["live"], s["bits"], s["hashes"], s["capacity"], s["inserted"],
     s["bits_set"], s["estimated_items"]) for s in d["segments"]]
-assert got == [(True, 13824, 8, 1000, 1000, 6065, 1005),
-    (True, 29184, 9, 2000, 2000, 13396, 2008),
-    (True, 59904, 9, 4000, 1989, 15355, 1987)], got
-# Each segment tighter by 0.8, the first at 0.01 (1 - 0.8).
+assert got == [(True, '"${bits[0]}, ${hashes[0]}"', 1000, 1000, 6843, 1003),
+    (True, '"${bits[1]}, ${hashes[1]}"', 2000, 2000, 13618, 1992),
+    (True, '"${bits[2]}, ${hashes[2]}"', 4000, 1995, 17126, 2008)], got
+# Each segment tighter by 0.9, the first at 0.01 (1 - 0.9).
 for i, s in enumerate(d["segments"]):
-	assert math.isclose(s["target_fpr"], 0.01 * 0.2 * 0.8 ** i,
+	assert math.isclose(s["target_fpr"], 0.01 * 0.1 * 0.9 ** i,
 	    rel_tol=1e-12), s
 	assert type(s["created"]) is str and "expires" not in s
 assert d["inserted"] == sum(s["inserted"] for s in d["segments"])
