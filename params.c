@@ -72,10 +72,12 @@
  *	4 M, 4, 0.9	0.03 %, 63.2	0.15 %, 27.0	3
  *
  * F = 4 saves a segment but allocates up to four times what the keys
- * need until bloom fold takes it back; 4 M, 2, 0.9 keeps the share left
- * out under 0.3 % (0.27 % at 100 M distinct keys) with the fewest bits
- * at 50 M, and bloom fold brings a filter just grown (5 M keys, 37.8
- * bits) back to 15.6.
+ * need until bloom fold takes it back.  4 M, 2, 0.9 keeps the share left
+ * out under 0.3 % with room to spare (0.27 % at 100 M distinct keys),
+ * where r = 0.85 saves a bit per key but is at 0.29 % already at 50 M;
+ * a first segment of 4 M costs 7.8 MB for a filter that stays small
+ * (1 M: 1.7 MB), and bloom fold brings a filter just grown (5 M keys,
+ * 37.8 bits) back to 15.6.
  */
 #include <errno.h>
 #include <float.h>
