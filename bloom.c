@@ -273,34 +273,6 @@ in_slice(const struct segment *s, const uint64_t *hashes, size_t n,
 	return m;
 }
 
-/* Keeps in idx[0..m) only the keys that found does not mark; returns how
- * many. */
-static size_t
-keep_missing(uint32_t *idx, size_t m, const unsigned char *found)
-{
-	size_t j, left = 0;
-
-	for (j = 0; j < m; j++) {
-		idx[left] = idx[j];
-		left += !found[idx[j]];
-	}
-	return left;
-}
-
-/* Lists in idx the keys of n that found does not mark; returns how
- * many. */
-static size_t
-list_missing(uint32_t *idx, size_t n, const unsigned char *found)
-{
-	size_t j, left = 0;
-
-	for (j = 0; j < n; j++) {
-		idx[left] = (uint32_t)j;
-		left += !found[j];
-	}
-	return left;
-}
-
 /* ==== The add and test policy, for both passes ==== */
 
 /*
@@ -343,20 +315,21 @@ test_passes(const struct bloom_pass *v, const struct segment *const *seg,
 
 	for (i = 0; i < nseg && m > 0; i++) {
 		visit(v, seg[i], hashes, all ? NULL : idx, m, 0, found);
-		m = all ? list_missing(idx, n, found) :
-		    keep_missing(idx, m, found);
+		m = bits_missing(idx, all ? n : m, found, all);
 		all = 0;
 	}
-	return all ? list_missing(idx, n, found) : m;
+	return all ? bits_missing(idx, n, found, 1) : m;
 }
 
 /*
  * Tests the n keys against every live segment but those in skip (a bit
- * per segment index), one segment after another, the fullest first, each
- * pass only over the keys no segment has found yet: a present key usually
- * costs one lookup, an absent one a lookup per segment.  Starts from what
- * a pretest found, if prefound is not NULL.  Sets found[i] and leaves the
- * keys found nowhere in v->idx; returns how many.
+ * per segment index), the fullest first, a key no further than the first
+ * segment that has it: a present key usually costs one lookup, an absent
+ * one a lookup per segment.  Line by line, a key's bits are found once
+ * for several segments (bits_test_segments); a sorted pass visits one
+ * segment after another.  Starts from what a pretest found, if prefound
+ * is not NULL.  Sets found[i] and leaves the keys found nowhere in
+ * v->idx; returns how many.
  */
 static size_t
 test_live(struct bloom *b, const struct bloom_pass *v,
@@ -369,12 +342,15 @@ test_live(struct bloom *b, const struct bloom_pass *v,
 
 	if (prefound != NULL) {
 		memcpy(found, prefound, n);
-		m = list_missing(v->idx, n, found);
+		m = bits_missing(v->idx, n, found, 1);
 	} else
 		memset(found, 0, n);
 	for (li = 0; li < b->nlive; li++)
 		if (!(skip >> b->live[li] & 1))
 			seg[nseg++] = &b->seg[b->live[li]];
+	if (v->visit == NULL)
+		return bits_test_segments(seg, nseg, hashes, n, found, v->idx,
+		    m, prefound == NULL);
 	return test_passes(v, seg, nseg, hashes, n, found, v->idx, m,
 	    prefound == NULL);
 }
@@ -788,15 +764,13 @@ bloom_pretest(const struct bloom_pretest *p, const uint64_t *hashes,
 {
 	const struct segment *seg[PRETEST_MAX];
 	uint32_t idx[BLOOM_CHUNK];
-	struct bloom_pass v;
 	unsigned i;
 
 	if (n > BLOOM_CHUNK)
 		return;
-	memset(&v, 0, sizeof v);
 	for (i = 0; i < p->nseg; i++)
 		seg[i] = &p->seg[i];
-	test_passes(&v, seg, p->nseg, hashes, n, found, idx, n, 1);
+	bits_test_segments(seg, p->nseg, hashes, n, found, idx, n, 1);
 }
 
 void

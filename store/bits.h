@@ -46,6 +46,21 @@ size_t bits_test_copy(const struct segment *s, const unsigned char *buf,
     uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
     unsigned char *found);
 
+/* Keeps in idx[0..m) only the keys that found does not mark, or if all
+ * lists there the keys of 0 to m that it does not mark; returns how
+ * many. */
+size_t bits_missing(uint32_t *idx, size_t m, const unsigned char *found,
+    int all);
+
+/* Tests the n keys against the nseg segments seg lists, the likeliest
+ * first: all n if all, else the m that idx lists (indices into hashes;
+ * found holds what is found so far).  Sets found[i] to 1 if a segment may
+ * have key i, else 0; leaves in idx the keys found nowhere and returns how
+ * many.  A key's bits are found once for all the segments. */
+size_t bits_test_segments(const struct segment *const *seg, unsigned nseg,
+    const uint64_t *hashes, size_t n, unsigned char *found, uint32_t *idx,
+    size_t m, int all);
+
 /* Adds the n keys to segment s in order, setting isnew[i] to 1 if one of
  * key i's bits was clear, else 0; returns how many were new to it.  Bits
  * are set with atomic ORs: processes adding at once lose nothing. */

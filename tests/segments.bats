@@ -385,3 +385,84 @@ assert d["inserted"] == 500
 assert d["bits"] == sum(s["bits"] for s in d["segments"] if s["live"])
 '
 }
+
+@test "window and grow: answers are those of each segment alone, with every generation live" {
+	# Five generations live, each of its own keys, at a rate where many
+	# absent keys are found: a line is found exactly when one of five
+	# plain filters of the generations' size, hashes and keys has it.
+	bloom create --generations 5 --seed 9 -n 4000 -p 0.2 w.bf
+	for g in 1 2 3 4 5; do
+		keys 1000 "g$g-" >in$g
+		bloom add w.bf in$g
+		[ "$g" -eq 5 ] || bloom rotate w.bf
+	done
+	[ "$(json w.bf 'len(d["segments"])')" = 5 ]
+	[ "$(json w.bf 'sum(s["live"] for s in d["segments"])')" = 5 ]
+	bytes=$(json w.bf 'd["segments"][0]["bits"] // 8')
+	k=$(json w.bf 'd["segments"][0]["hashes"]')
+	filters=()
+	for g in 1 2 3 4 5; do
+		bloom create -s "$bytes" -k "$k" -p 0.2 --seed 9 f$g.bf
+		bloom add f$g.bf in$g
+		filters+=(-F f$g.bf)
+	done
+	cat in1 in2 in3 in4 in5 >all
+	run -1 bloom check -v w.bf all
+	[ "$output" = "" ]
+	keys 20000 no- >probe
+	cat all >>probe
+	run -0 bloom check "${filters[@]}" probe
+	want=$output
+	found=$(printf '%s\n' "$want" | grep -c '^no-' || true)
+	echo "absent keys found: $found of 20000"
+	[ "$found" -gt 1000 ]
+	run -0 bloom check w.bf probe
+	[ "$output" = "$want" ]
+	# A sorted pass tests segment by segment: the same lines.
+	run -0 bloom check --memory 4K w.bf probe
+	[ "$output" = "$want" ]
+	# The oldest generation forgotten: the four others answer.
+	bloom rotate w.bf
+	run -0 bloom check "${filters[@]:2}" probe
+	want=$output
+	run -0 bloom check w.bf probe
+	[ "$output" = "$want" ]
+
+	# Generations of more than 8 MiB are tested in one pass, the
+	# smaller ones in passes of a few: the same answers.
+	bloom create --generations 3 --seed 9 -n 28000000 -p 0.2 b.bf
+	[ "$(json b.bf 'd["segments"][0]["bits"] // 8 > 8 << 20')" = True ]
+	bytes=$(json b.bf 'd["segments"][0]["bits"] // 8')
+	k=$(json b.bf 'd["segments"][0]["hashes"]')
+	filters=()
+	for g in 1 2 3; do
+		bloom add b.bf in$g
+		[ "$g" -eq 3 ] || bloom rotate b.bf
+		bloom create -s "$bytes" -k "$k" -p 0.2 --seed 9 b$g.bf
+		bloom add b$g.bf in$g
+		filters+=(-F b$g.bf)
+	done
+	run -0 bloom check "${filters[@]}" probe
+	want=$output
+	run -0 bloom check b.bf probe
+	[ "$output" = "$want" ]
+	[ "$(printf '%s\n' "$output" | grep -vc '^no-')" = 3000 ]
+
+	# A filter grown 4 times, its segments of two hash counts: found
+	# are its keys, and the others as a sorted pass finds them.
+	bloom create --grow --seed 9 -n 500 -p 0.2 g.bf
+	keys 16000 k- >gin
+	bloom add g.bf gin
+	[ "$(json g.bf 'len(d["segments"])')" = 5 ]
+	[ "$(json g.bf 'len(set(s["hashes"] for s in d["segments"]))')" = 2 ]
+	run -1 bloom check -v g.bf gin
+	[ "$output" = "" ]
+	cat gin >>probe
+	run -0 bloom check --memory 4K g.bf probe
+	want=$output
+	[ "$(printf '%s\n' "$want" | grep -c '^no-')" -gt 1000 ]
+	run -0 bloom check g.bf probe
+	[ "$output" = "$want" ]
+	run -0 bloom check -c g.bf probe
+	[ "$output" = "$(printf '%s\n' "$want" | wc -l)" ]
+}
