@@ -450,7 +450,7 @@ assert d["bits"] == sum(s["bits"] for s in d["segments"] if s["live"])
 
 	# A filter grown 4 times, its segments of two hash counts: found
 	# are its keys, and the others as a sorted pass finds them.
-	bloom create --grow --seed 9 -n 500 -p 0.2 g.bf
+	bloom create --grow --seed 9 -n 500 -p 0.25 g.bf
 	keys 16000 k- >gin
 	bloom add g.bf gin
 	[ "$(json g.bf 'len(d["segments"])')" = 5 ]
