@@ -126,8 +126,9 @@ void bloom_hash_begin(const struct bloom *b, struct hash_state *st);
 uint32_t bloom_slice_of(const struct bloom *b, uint64_t h, uint32_t slices);
 
 /* Inserts the n keys with the given hashes in order; isnew[i] is set to
- * 1 if key i was in no live segment before, else 0 (BLOOM_ELSEWHERE for a
- * key that belongs to another slice, and is not added), and *done to the
+ * 1 if key i was in no live segment before (in a window, in its current
+ * generation: the older ones are not tested), else 0 (BLOOM_ELSEWHERE for
+ * a key that belongs to another slice, and is not added), and *done to the
  * number of keys added, n unless it fails.  A growable filter
  * grows and a window rotates as needed first.  Safe against other
  * processes adding to and checking the same file at once, though two that
