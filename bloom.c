@@ -4,7 +4,8 @@
  * sorted batches in sweep.c): which segments answer, which takes adds,
  * and which keys a slice passes over.  The format is format.c's; which
  * segments are live, which takes adds and how much of its room an adder
- * takes are segments.c's; setting and testing a key's bits is bits.c's.
+ * takes are segments.c's; setting and testing a key's bits is bits.c's;
+ * the locks of the processes that share the file are locks.c's.
  */
 #include <sys/mman.h>
 #include <sys/random.h>
