@@ -330,9 +330,9 @@ test_passes(const struct bloom_pass *v, const struct segment *const *seg,
  * found once for all its generations (bits_test_segments); a growable
  * filter's keys, and a sorted pass, visit one segment after another: the
  * keys present in a grown filter are spread over its segments, and one
- * segment at a time costs them 0.31 s against 0.41 for 10 M lines.  Starts from what a pretest found, if prefound
- * is not NULL.  Sets found[i] and leaves the keys found nowhere in
- * v->idx; returns how many.
+ * segment at a time costs them 0.31 s against 0.41 for 10 M lines.
+ * Starts from what a pretest found, if prefound is not NULL.  Sets
+ * found[i] and leaves the keys found nowhere in v->idx; returns how many.
  */
 static size_t
 test_live(struct bloom *b, const struct bloom_pass *v,

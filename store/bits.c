@@ -294,15 +294,15 @@ bits_test_copy(const struct segment *s, const unsigned char *buf,
 /* ==== Keys against several segments at once ==== */
 
 /*
- * A window's generations, or a growable filter's segments, are tested in
- * one pass over the keys.  A key's bits inside its block do not depend on
- * the segment, so its mask is made once (once per distinct hash count: a
- * count's mask is a prefix of a larger one's positions), and each
- * segment's block is then tested with one AND over its eight words.  The
- * segments that choose blocks alike (a window's generations all do) share
- * the key's block number, found once.  The blocks of every segment for
- * the keys MULTI_AHEAD_BLOCKS / nseg ahead are loading meanwhile, so an
- * absent key's misses overlap.
+ * A window's generations (its burst's extra segments among them) are
+ * tested in one pass over the keys.  A key's bits inside its block do not
+ * depend on the segment, so its mask is made once (once per distinct hash
+ * count: a count's mask is a prefix of a larger one's positions), and
+ * each segment's block is then tested with one AND over its eight words.
+ * The segments that choose blocks alike (a window's generations all do)
+ * share the key's block number, found once (an extra segment, larger, has
+ * its own).  The blocks of every segment for the keys MULTI_AHEAD_BLOCKS
+ * / nseg ahead are loading meanwhile, so an absent key's misses overlap.
  *
  * The pages a pass touches matter as much as its blocks: the second level
  * TLB of a core maps 1536 to 3072 pages of 4 KiB, 6 to 12 MiB.  Segments
@@ -311,11 +311,12 @@ bits_test_copy(const struct segment *s, const unsigned char *buf,
  * mapped.  Larger segments, whose pages outnumber the entries even alone,
  * are tested all in the first pass if they choose blocks alike (a
  * window's generations), else each in its own pass, which measured faster
- * for a growable filter's (grown 32 times to 413 MB: 0.237 s against
- * 0.246).  On a window of 31 generations (2 M keys, half absent,
- * task-clock): of 4.3 MiB each, a pass per generation took 745 ms and one
- * pass 960; of 0.78 MiB each, passes of 4 MiB 280 ms, one pass 650; and 8
- * generations of 10.6 MiB, one pass 170 ms, a pass per generation 262.
+ * for segments of different sizes (a growable filter's, grown 32 times to
+ * 413 MB: 0.237 s against 0.246).  On a window of 31 generations (2 M
+ * keys, half absent, task-clock): of 4.3 MiB each, a pass per generation
+ * took 745 ms and one pass 960; of 0.78 MiB each, passes of 4 MiB 280 ms,
+ * one pass 650; and 8 generations of 10.6 MiB, one pass 170 ms, a pass
+ * per generation 262.
  */
 #define MULTI_ALONE_BYTES	((uint64_t)8 << 20)	/* largest segment
 						 * grouped by size */
@@ -510,21 +511,21 @@ test_pass(const struct segment *const *seg, unsigned g,
     size_t m, int all)
 {
 	struct probes p;
+	const uint32_t *list = all ? NULL : idx;
+	size_t keys = all ? n : m;
 
 	if (g == 1 && all)
 		bits_test(seg[0], hashes, n, found);
 	else if (g == 1)
 		bits_test_list(seg[0], hashes, idx, m, found);
-	if (g == 1)
-		return bits_missing(idx, all ? n : m, found, all);
-	probes_make(&p, seg, g);
-	if (p.nshape == 1 && p.nk == 1)
-		test_probes(&p, 1, hashes, all ? NULL : idx, all ? n : m,
-		    found);
-	else
-		test_probes(&p, 0, hashes, all ? NULL : idx, all ? n : m,
-		    found);
-	return bits_missing(idx, all ? n : m, found, all);
+	else {
+		probes_make(&p, seg, g);
+		if (p.nshape == 1 && p.nk == 1)
+			test_probes(&p, 1, hashes, list, keys, found);
+		else
+			test_probes(&p, 0, hashes, list, keys, found);
+	}
+	return bits_missing(idx, keys, found, all);
 }
 
 size_t

@@ -92,7 +92,7 @@ void bits_set_list(const struct segment *s, const uint64_t *hashes,
     const uint32_t *idx, size_t m);
 
 /* Sets them as bits_set_list does, with plain ORs: only for a process
- * that no other sets bits of s meanwhile (writers.h). */
+ * that no other sets bits of s meanwhile (locks.h). */
 void bits_set_list_alone(const struct segment *s, const uint64_t *hashes,
     const uint32_t *idx, size_t m);
 

@@ -57,7 +57,7 @@ struct bloom {
 				 * or NULL */
 	int claims_tried;	/* claims_join was called */
 	int claiming;		/* the chunk being added claims its keys */
-	int writers;		/* writers_join said 1 (may be alone), 0
+	int writers;		/* locks_writer_join said 1 (may be alone), 0
 				 * (never), or -1 (failed: write no more) */
 };
 
