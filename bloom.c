@@ -43,6 +43,7 @@ struct bloom_pretest {
 	unsigned nseg;			/* segments, 1 or more */
 	struct segment seg[PRETEST_MAX];	/* copies, the fullest first */
 	uint64_t mask;			/* their indices, as bits */
+	int retest;			/* keys not found are tested again */
 };
 
 _Static_assert(HEAD_READ >= V2_HEADER_SIZE + SEGMENTS_MAX * SLOT_SIZE,
@@ -645,8 +646,9 @@ bloom_add(struct bloom *b, const struct bloom_pretest *p,
 }
 
 /* Turns the found flags of a chunk just tested into new flags, as adding
- * its keys one at a time would have answered. */
-static void
+ * its keys one at a time would have answered.  Returns BLOOM_OK, or
+ * BLOOM_ERRNO (no memory). */
+static int
 found_to_new_in_chunk(const struct bloom *b, const uint64_t *hashes,
     unsigned char *isnew, size_t n)
 {
@@ -654,8 +656,16 @@ found_to_new_in_chunk(const struct bloom *b, const uint64_t *hashes,
 	/* A growable filter may grow, and a window rotate, in the middle
 	 * of a chunk, whose keys then go to more than one segment: there a
 	 * line whose bits only lines of its own chunk set is new. */
-	if (b->hdr.mode == MODE_FIXED)
-		bits_chunk_mates(&b->seg[b->target], hashes, isnew, n);
+	if (bloom_finds_repeats(b) && bits_chunk_mates(&b->seg[b->target],
+	    hashes, isnew, n) == -1)
+		return BLOOM_ERRNO;
+	return BLOOM_OK;
+}
+
+int
+bloom_finds_repeats(const struct bloom *b)
+{
+	return b->hdr.mode == MODE_FIXED;
 }
 
 int
@@ -668,8 +678,7 @@ bloom_add_test(struct bloom *b, const struct bloom_pretest *p,
 	claims_start(b);
 	if ((s = bloom_test(b, p, prefound, hashes, n, isnew)) != BLOOM_OK)
 		return s;
-	found_to_new_in_chunk(b, hashes, isnew, n);
-	return BLOOM_OK;
+	return found_to_new_in_chunk(b, hashes, isnew, n);
 }
 
 int
@@ -692,8 +701,7 @@ bloom_add_test_pass(struct bloom *b, const struct bloom_pass *v,
 	claims_start(b);
 	if ((s = bloom_test_pass(b, v, hashes, n, isnew)) != BLOOM_OK)
 		return s;
-	found_to_new_in_chunk(b, hashes, isnew, n);
-	return BLOOM_OK;
+	return found_to_new_in_chunk(b, hashes, isnew, n);
 }
 
 int
@@ -728,12 +736,40 @@ bloom_add_pass(struct bloom *b, const struct bloom_pass *v,
 
 /* ==== Reader threads' pretests ==== */
 
+/*
+ * The plan of an add that tests each line, to a fixed filter: the reader
+ * tests its one segment, which this very add is setting bits in.  A bit
+ * once set stays set, so a key the reader finds is there; one it does not
+ * find may have been set since (by an earlier line of the stream), and
+ * its mask of 0 makes bloom_add_test test it again.  Most repeated lines
+ * are then found without the main thread, which sets bits and writes
+ * lines; and as a key not tested counts as not found, the reader may test
+ * only a share of a group's keys, the share that keeps both threads busy.
+ */
+static struct bloom_pretest *
+plan_fixed(const struct bloom *b)
+{
+	struct bloom_pretest *p;
+
+	if (b->hdr.slices != 0 || b->nlive != 1 ||
+	    (p = calloc(1, sizeof *p)) == NULL)
+		return NULL;
+	p->seg[0] = b->seg[b->live[0]];
+	p->nseg = 1;
+	p->mask = 0;
+	p->retest = 1;
+	return p;
+}
+
 struct bloom_pretest *
-bloom_pretest_plan(struct bloom *b, int adding)
+bloom_pretest_plan(struct bloom *b, enum bloom_pretest_for use)
 {
 	struct bloom_pretest *p;
 	unsigned li, ncand = 0, want;
+	int adding = use != BLOOM_PRETEST_CHECK;
 
+	if (b->hdr.mode == MODE_FIXED && use == BLOOM_PRETEST_ADD_NEW)
+		return plan_fixed(b);
 	if (b->hdr.mode != MODE_GROW || segments_refresh(b) != BLOOM_OK)
 		return NULL;
 	/*
@@ -763,6 +799,12 @@ void
 bloom_pretest_free(struct bloom_pretest *p)
 {
 	free(p);
+}
+
+int
+bloom_pretest_partial(const struct bloom_pretest *p)
+{
+	return p->retest;
 }
 
 void

@@ -145,10 +145,18 @@ int bloom_add(struct bloom *b, const struct bloom_pretest *p,
  * the bits.  Between the two, another process may add the same keys: a
  * key can be new to both (see claims.h). */
 
+/* Returns 1 if bloom_add_test and bloom_add_test_pass mark a key 0
+ * where the keys before it in the same call would have set its bits, as
+ * adding them one at a time would: they do for a fixed filter.  Else
+ * the caller finds the keys repeated in a call (stream/repeats.h). */
+int bloom_finds_repeats(const struct bloom *b);
+
 /* Sets isnew[i] to 1 if key i is in no live segment, else 0
- * (BLOOM_ELSEWHERE for a key another slice holds), and sets no bit.
- * Takes what bloom_pretest found for p as prefound, or NULL.  Returns
- * BLOOM_OK, or a status before testing any (BLOOM_ERRNO with errno set). */
+ * (BLOOM_ELSEWHERE for a key another slice holds), and sets no bit; if
+ * bloom_finds_repeats, a key is 0 too where the keys before it in the n
+ * would have set its bits (a repeat).  Takes what bloom_pretest found for
+ * p as prefound, or NULL.  Returns BLOOM_OK, or a status before setting
+ * any (BLOOM_ERRNO with errno set). */
 int bloom_add_test(struct bloom *b, const struct bloom_pretest *p,
     const unsigned char *prefound, const uint64_t *hashes, size_t n,
     unsigned char *isnew);
@@ -182,17 +190,32 @@ int bloom_test(struct bloom *b, const struct bloom_pretest *p,
     const unsigned char *prefound, const uint64_t *hashes, size_t n,
     unsigned char *found);
 
-/* Returns the segments a reader thread may test for an add (if adding)
- * or a check of b, ahead of bloom_add or bloom_test, to share the work of
- * a filter of many segments between two processors: copies of segments
- * that no process adds to while this one is adding (all but the newest of
- * a growable filter).  NULL if none is worth it (or there is no memory
- * for it: it only saves time).  Free with bloom_pretest_free once no
- * reader uses it. */
-struct bloom_pretest *bloom_pretest_plan(struct bloom *b, int adding);
+/* What a pretest is for: a check, a plain add, or an add that tests
+ * each line first (bloom_add_test: add --new, --dups). */
+enum bloom_pretest_for {
+	BLOOM_PRETEST_CHECK,
+	BLOOM_PRETEST_ADD,
+	BLOOM_PRETEST_ADD_NEW
+};
+
+/* Returns the segments a reader thread may test ahead of bloom_add,
+ * bloom_add_test or bloom_test of b, to share the work between two
+ * processors: copies of segments that no process adds to while this one
+ * is adding (all but the newest of a growable filter), or, for an add
+ * that tests each line to a fixed filter, its one segment, whose found
+ * keys are kept and others tested again.  NULL if none is worth it (or
+ * there is no memory for it: it only saves time).  Free with
+ * bloom_pretest_free once no reader uses it. */
+struct bloom_pretest *bloom_pretest_plan(struct bloom *b,
+    enum bloom_pretest_for use);
 
 /* Frees p (NULL is a no-op). */
 void bloom_pretest_free(struct bloom_pretest *p);
+
+/* Returns 1 if p's keys may be tested in part: those a pretest did not
+ * test are given as not found, and the caller's test finds them; 0 if
+ * every key must be pretested. */
+int bloom_pretest_partial(const struct bloom_pretest *p);
 
 /* Tests the n keys against p's segments, setting found[i].  Reads only
  * what does not change while the filter is open: safe in any thread. */

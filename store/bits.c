@@ -213,7 +213,9 @@ bits_key_mask(const struct segment *s, uint64_t h,
 }
 
 /* Sets the bits of the m keys that idx lists in segment s, with locked
- * ORs, or plain ones if alone. */
+ * ORs, or if alone with a plain load and store of each word (relaxed
+ * atomic ones, which compile to plain moves: this process's reader thread
+ * may be testing the same words, bloom.c's pretest). */
 static inline void
 set_list(const struct segment *s, const uint64_t *hashes,
     const uint32_t *idx, size_t m, int alone)
@@ -227,7 +229,9 @@ set_list(const struct segment *s, const uint64_t *hashes,
 			PREFETCH_BATCH(s, SOME_KEY, j, m);
 		if (alone)
 			POSITIONS(hashes[idx[j]], s->info.hashes,
-			    block[word] |= bit);
+			    __atomic_store_n(&block[word], bit |
+			    __atomic_load_n(&block[word], __ATOMIC_RELAXED),
+			    __ATOMIC_RELAXED));
 		else
 			POSITIONS(hashes[idx[j]], s->info.hashes,
 			    __atomic_fetch_or(&block[word], bit,
@@ -688,18 +692,8 @@ bits_or(const struct segment *to, const struct segment *from)
 struct mate {
 	uint64_t block;		/* its block in the target */
 	uint32_t key;		/* its index in the chunk */
+	uint32_t bit;		/* mates_bit of its block */
 };
-
-static int
-by_block(const void *a, const void *b)
-{
-	const struct mate *x = a, *y = b;
-
-	if (x->block != y->block)
-		return x->block < y->block ? -1 : 1;
-	return x->key < y->key ? -1 : x->key > y->key;
-}
-
 
 /*
  * A bitmap of one bit per key, from its block, finds the few keys of a
@@ -712,13 +706,56 @@ by_block(const void *a, const void *b)
 #define MATES_LOG	16	/* log2 of the bits of the bitmap */
 #define MATES_WORDS	(((size_t)1 << MATES_LOG) / 64)
 
-static inline uint64_t
+static inline uint32_t
 mates_bit(uint64_t block)
 {
-	return block * SPLITMIX_GAMMA >> (64 - MATES_LOG);
+	return (uint32_t)(block * SPLITMIX_GAMMA >> (64 - MATES_LOG));
 }
 
-void
+/* Moves the n mates of from into to, in order of the byte of their bit
+ * that shift picks, keeping the order of those with the same byte. */
+static void
+mates_by_byte(const struct mate *from, struct mate *to, size_t n,
+    unsigned shift)
+{
+	size_t count[256] = { 0 }, at, c, i;
+
+	for (i = 0; i < n; i++)
+		count[from[i].bit >> shift & 0xff]++;
+	for (at = 0, i = 0; i < 256; i++) {
+		c = count[i];
+		count[i] = at;
+		at += c;
+	}
+	for (i = 0; i < n; i++)
+		to[count[from[i].bit >> shift & 0xff]++] = from[i];
+}
+
+/*
+ * Sorts the n mates, which are in chunk order, by block and then chunk
+ * order: by their bit (a radix sort of its two bytes, which keeps the
+ * order of equal ones), then by block among equal bits, where two blocks
+ * are rarely found (an insertion sort, which costs only what is out of
+ * order).  tmp has room for n.
+ */
+static void
+mates_sort(struct mate *m, struct mate *tmp, size_t n)
+{
+	struct mate x;
+	size_t i, j;
+
+	mates_by_byte(m, tmp, n, 0);
+	mates_by_byte(tmp, m, n, 8);
+	for (i = 1; i < n; i++) {
+		x = m[i];
+		for (j = i; j > 0 && m[j - 1].bit == x.bit &&
+		    m[j - 1].block > x.block; j--)
+			m[j] = m[j - 1];
+		m[j] = x;
+	}
+}
+
+int
 bits_chunk_mates(const struct segment *t, const uint64_t *hashes,
     unsigned char *isnew, size_t n)
 {
@@ -731,8 +768,10 @@ bits_chunk_mates(const struct segment *t, const uint64_t *hashes,
 
 	for (i = 0; i < n; i++)
 		nm += isnew[i] == 1;
-	if (nm < 2 || (m = malloc(nm * sizeof m[0])) == NULL)
-		return;
+	if (nm < 2)
+		return 0;
+	if ((m = malloc(2 * nm * sizeof m[0])) == NULL)
+		return -1;
 	for (i = j = 0; i < n && j < nm; i++) {
 		m[j].block = bits_block(t, hashes[i]);
 		m[j].key = (uint32_t)i;
@@ -741,17 +780,17 @@ bits_chunk_mates(const struct segment *t, const uint64_t *hashes,
 	memset(once, 0, sizeof once);
 	memset(twice, 0, sizeof twice);
 	for (j = 0; j < nm; j++) {
-		x = mates_bit(m[j].block);
+		x = m[j].bit = mates_bit(m[j].block);
 		twice[x >> 6] |= once[x >> 6] & (uint64_t)1 << (x & 63);
 		once[x >> 6] |= (uint64_t)1 << (x & 63);
 	}
 	for (i = j = 0; j < nm; j++) {
-		x = mates_bit(m[j].block);
+		x = m[j].bit;
 		m[i] = m[j];
 		i += twice[x >> 6] >> (x & 63) & 1;
 	}
+	mates_sort(m, m + nm, i);
 	nm = i;
-	qsort(m, nm, sizeof m[0], by_block);
 	for (i = 0; i < nm; i++) {
 		if (i == 0 || m[i].block != m[i - 1].block)
 			memset(have, 0, sizeof have);
@@ -766,4 +805,5 @@ bits_chunk_mates(const struct segment *t, const uint64_t *hashes,
 			have[w] |= mask[w];
 	}
 	free(m);
+	return 0;
 }

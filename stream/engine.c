@@ -198,7 +198,8 @@ replan(struct engine *e)
 		return;
 	if (e->nplans == sizeof e->plan / sizeof e->plan[0])
 		return;
-	p = bloom_pretest_plan(e->filter, e->adding);
+	p = bloom_pretest_plan(e->filter, !e->adding ? BLOOM_PRETEST_CHECK :
+	    e->emit ? BLOOM_PRETEST_ADD_NEW : BLOOM_PRETEST_ADD);
 	e->plan[e->nplans++] = p;
 	e->planned_for = bloom_nsegments(e->filter);
 	lines_pretest(&e->reader, p);
@@ -291,8 +292,9 @@ live_group(struct engine *e, const struct line_group *g)
 		    g->hash + from, k, e->hit + from);
 		if (e->status != BLOOM_OK)
 			return STREAM_FILTER_ERROR;
-		repeats_once(g->hash + from, e->hit + from, k, e->once,
-		    2 * LINES_MAX);
+		if (!bloom_finds_repeats(e->filter))
+			repeats_once(g->hash + from, e->hit + from, k,
+			    e->once, 2 * LINES_MAX);
 		e->status = bloom_add_claim_pass(e->filter, NULL,
 		    g->hash + from, e->hit + from, k, e->again);
 		if (e->status != BLOOM_OK)
@@ -407,8 +409,9 @@ live_batch(struct engine *e)
 	    t->hit);
 	if (e->status != BLOOM_OK)
 		return STREAM_FILTER_ERROR;
-	repeats_once(t->hash, t->hit, t->n, sweep_scratch(&t->sweep),
-	    2 * t->cap);
+	if (!bloom_finds_repeats(e->filter))
+		repeats_once(t->hash, t->hit, t->n, sweep_scratch(&t->sweep),
+		    2 * t->cap);
 	e->status = sweep_add_claim(&t->sweep, e->filter, t->hash, t->hit,
 	    t->n, t->again);
 	if (e->status != BLOOM_OK)

@@ -118,6 +118,31 @@ wait_for() {
 	[ "$(($(wc -l <want) - $(wc -l <one)))" -le 20 ]
 }
 
+@test "a crowded filter: the reader's tests ahead answer as one line at a time" {
+	# 4 MB of lines, about half of them repeats, into a filter sized
+	# for 5000: most lines are false positives as it fills, and many of
+	# a chunk share a block.  With the thread, the reader tests lines
+	# ahead against the bits the adder is setting; bound to one
+	# processor, nothing is tested ahead.
+	awk 'BEGIN { srand(11)
+		for (i = 0; i < 150000; i++)
+			printf "https://host%d.example/path/%d\n",
+			    int(rand() * 50), int(rand() * 2000) }' >in
+	for f in file pipe solo; do
+		bloom create --seed 3 -n 5000 -p 0.01 "$f.bf"
+	done
+	bloom add -N file.bf in >file 2>/dev/null
+	cat in | bloom add -N pipe.bf >pipe 2>/dev/null
+	taskset -c 0 bloom add -N solo.bf in >solo 2>/dev/null
+	cmp file solo
+	cmp pipe solo
+	same_filter file.bf solo.bf
+	same_filter pipe.bf solo.bf
+	# Crowded indeed: of the 77504 distinct lines, fewer than half are new.
+	[ "$(wc -l <solo)" -gt 1000 ]
+	[ "$(wc -l <solo)" -lt 30000 ]
+}
+
 @test "a big input whose last line has no terminator" {
 	bloom create --seed 4 -n 300001 -p 1e-7 f.bf
 	seq 300000 >in
