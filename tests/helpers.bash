@@ -260,3 +260,30 @@ lost() {
 	bloom add "$dir/written.bf" "$dir/written"
 	bloom check -v "$dir/written.bf" "$dir/unwritten" || [ $? -eq 1 ]
 }
+
+# Sets hosts to a directory of two ssh hosts on this machine (tests/hosts):
+# those .ci/run started (BLOOM_TEST_HOSTS), or two this test starts, and
+# then own_hosts=1 for teardown_hosts to stop them.
+setup_multi_host() {
+	if [ -n "${BLOOM_TEST_HOSTS:-}" ]; then
+		hosts=$BLOOM_TEST_HOSTS
+		return 0
+	fi
+	command -v parallel >/dev/null || skip "needs GNU parallel: .ci/run installs it"
+	command -v sshd >/dev/null || [ -x /usr/sbin/sshd ] ||
+		skip "needs sshd (apt-get install openssh-server): .ci/run installs it"
+	hosts=$BATS_TEST_TMPDIR/hosts
+	own_hosts=1
+	"$BATS_TEST_DIRNAME/hosts" start "$hosts" 2
+}
+
+# For a teardown: removes what a test left on the hosts (they may be
+# shared with other tests), and stops them if the test started them.
+teardown_hosts() {
+	if [ -n "${hosts:-}" ]; then
+		rm -f "$hosts/host0/slice.bf" "$hosts/host1/slice.bf"
+	fi
+	if [ -n "${own_hosts:-}" ]; then
+		"$BATS_TEST_DIRNAME/hosts" stop "$hosts"
+	fi
+}

@@ -243,27 +243,8 @@ usage: bloom merge filter source ..." merge a.bf
 # The multi-host test: two sshd "hosts" on the loopback, each with its own
 # port, key and directory; tests/hosts starts them (.ci/run does too and
 # says where in BLOOM_TEST_HOSTS).
-setup_multi_host() {
-	if [ -n "${BLOOM_TEST_HOSTS:-}" ]; then
-		hosts=$BLOOM_TEST_HOSTS
-		return 0
-	fi
-	command -v parallel >/dev/null || skip "needs GNU parallel: .ci/run installs it"
-	command -v sshd >/dev/null || [ -x /usr/sbin/sshd ] ||
-		skip "needs sshd (apt-get install openssh-server): .ci/run installs it"
-	hosts=$BATS_FILE_TMPDIR/hosts
-	"$BATS_TEST_DIRNAME/hosts" start "$hosts" 2
-}
-
 teardown() {
-	# The hosts may be shared with other tests (.ci/run starts them
-	# once): what this test left there goes, however it ended.
-	if [ -n "${hosts:-}" ]; then
-		rm -f "$hosts/host0/slice.bf" "$hosts/host1/slice.bf"
-	fi
-	if [ -z "${BLOOM_TEST_HOSTS:-}" ] && [ -n "${hosts:-}" ]; then
-		"$BATS_TEST_DIRNAME/hosts" stop "$hosts"
-	fi
+	teardown_hosts
 }
 
 @test "two hosts: parallel -S builds and dedups a sliced filter, exactly as one serial add" {

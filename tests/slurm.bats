@@ -29,30 +29,10 @@ setup_slurm() {
 	. "$slurm/env"
 }
 
-setup_multi_host() {
-	if [ -n "${BLOOM_TEST_HOSTS:-}" ]; then
-		hosts=$BLOOM_TEST_HOSTS
-		return 0
-	fi
-	command -v parallel >/dev/null || skip "needs GNU parallel: .ci/run installs it"
-	command -v sshd >/dev/null || [ -x /usr/sbin/sshd ] ||
-		skip "needs sshd (apt-get install openssh-server): .ci/run installs it"
-	hosts=$BATS_TEST_TMPDIR/hosts
-	own_hosts=1
-	"$BATS_TEST_DIRNAME/hosts" start "$hosts" 2
-}
-
 teardown() {
-	# The hosts may be shared with other tests (.ci/run starts them
-	# once): what this test left there goes, however it ended.
-	if [ -n "${hosts:-}" ]; then
-		rm -f "$hosts/host0/slice.bf" "$hosts/host1/slice.bf"
-	fi
+	teardown_hosts
 	if [ -n "${own_slurm:-}" ]; then
 		"$BATS_TEST_DIRNAME/slurm" stop "$slurm"
-	fi
-	if [ -n "${own_hosts:-}" ]; then
-		"$BATS_TEST_DIRNAME/hosts" stop "$hosts"
 	fi
 }
 
