@@ -101,6 +101,17 @@ lock_byte(struct bloom *b, short type, off_t which)
 	return 0;
 }
 
+/* Lets go of lock byte which of b's file, leaving errno as it was: an
+ * unlock ends a step whose own error is the one to report. */
+static void
+unlock_byte(struct bloom *b, off_t which)
+{
+	int e = errno;
+
+	lock_byte(b, F_UNLCK, which);
+	errno = e;
+}
+
 int
 segments_plan(const struct bloom_header *h, unsigned i, uint64_t offset,
     struct segment_info *s)
@@ -491,7 +502,7 @@ static int
 rotate_to(struct bloom *b, uint64_t to, unsigned event)
 {
 	uint64_t from, start, e, g = b->hdr.slots;
-	int s = BLOOM_OK, saved;
+	int s = BLOOM_OK;
 
 	if (lock_byte(b, F_WRLCK, LOCK_LIST) == -1)
 		return BLOOM_ERRNO;
@@ -534,13 +545,9 @@ rotate_to(struct bloom *b, uint64_t to, unsigned event)
 	b->events |= event;
 	s = give_back(b, to);
 done:
-	saved = errno;
-	lock_byte(b, F_UNLCK, LOCK_ADD);
-	errno = saved;
+	unlock_byte(b, LOCK_ADD);
 out:
-	saved = errno;
-	lock_byte(b, F_UNLCK, LOCK_LIST);
-	errno = saved;
+	unlock_byte(b, LOCK_LIST);
 	return s;
 }
 
@@ -609,9 +616,7 @@ grow(struct bloom *b)
 	format_word_store(head_word(b, V2_OFF_NSEGMENTS), count + 1);
 	b->events |= BLOOM_EV_GREW;
 out:
-	e = errno;
-	lock_byte(b, F_UNLCK, LOCK_LIST);
-	errno = e;
+	unlock_byte(b, LOCK_LIST);
 	return s;
 }
 
@@ -674,7 +679,7 @@ widen(struct bloom *b)
 {
 	uint64_t epoch = b->epoch;
 	unsigned i;
-	int s, e;
+	int s;
 
 	if (lock_byte(b, F_WRLCK, LOCK_LIST) == -1)
 		return BLOOM_ERRNO;
@@ -701,13 +706,9 @@ widen(struct bloom *b)
 	}
 	b->events |= BLOOM_EV_WIDENED;
 done:
-	e = errno;
-	lock_byte(b, F_UNLCK, LOCK_ADD);
-	errno = e;
+	unlock_byte(b, LOCK_ADD);
 out:
-	e = errno;
-	lock_byte(b, F_UNLCK, LOCK_LIST);
-	errno = e;
+	unlock_byte(b, LOCK_LIST);
 	return s;
 }
 
