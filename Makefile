@@ -80,6 +80,10 @@ bench/gen-urls: bench/gen-urls.c
 bench/floor: bench/floor.c hash.o hash.h
 	$(CC) $(WARN) $(CPPFLAGS) $(CFLAGS) -I. -o $@ bench/floor.c hash.o
 
+# The first write to each page of a just-created filter (bench/faults).
+bench/faults-probe: bench/faults-probe.c
+	$(CC) $(WARN) $(CPPFLAGS) $(CFLAGS) -o $@ bench/faults-probe.c
+
 # Window layouts against a fixed filter: sizing, rates and kernel times
 # (bench/README.md, "layouts").
 LAYOUTS_SRC = bench/layouts.c bench/layouts-kernels.c bench/layouts-math.c
