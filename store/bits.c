@@ -187,20 +187,50 @@ bits_add(const struct segment *s, const uint64_t *hashes, size_t n,
 	return fresh;
 }
 
-size_t
-bits_add_list(const struct segment *s, const uint64_t *hashes,
-    const uint32_t *idx, size_t m, unsigned char *isnew)
+/* Sets the key's bits in block as set_bits does, with plain ORs: for a
+ * process that no other sets bits of the segment meanwhile. */
+static inline int
+set_bits_alone(uint64_t *block, uint64_t h, unsigned hashes)
+{
+	if (has_bits(block, h, hashes))
+		return 0;
+	POSITIONS(h, hashes, block[word] |= bit);
+	return 1;
+}
+
+/* Adds the m keys that idx lists to segment s, with locked ORs, or plain
+ * ones if alone (a constant once inlined). */
+static inline size_t
+add_list(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *isnew, int alone)
 {
 	size_t j, fresh = 0;
 
 	for (j = 0; j < m; j++) {
+		uint64_t *block = block_of(s, hashes[idx[j]]);
+
 		if (j % BATCH == 0)
 			PREFETCH_BATCH(s, SOME_KEY, j, m);
-		isnew[idx[j]] = (unsigned char)set_bits(block_of(s,
-		    hashes[idx[j]]), hashes[idx[j]], s->info.hashes);
+		isnew[idx[j]] = (unsigned char)(alone ? set_bits_alone(block,
+		    hashes[idx[j]], s->info.hashes) : set_bits(block,
+		    hashes[idx[j]], s->info.hashes));
 		fresh += isnew[idx[j]];
 	}
 	return fresh;
+}
+
+size_t
+bits_add_list(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *isnew)
+{
+	return add_list(s, hashes, idx, m, isnew, 0);
+}
+
+size_t
+bits_add_list_alone(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *isnew)
+{
+	return add_list(s, hashes, idx, m, isnew, 1);
 }
 
 const uint64_t *
@@ -304,24 +334,36 @@ bits_test_copy(const struct segment *s, const unsigned char *buf,
  * its own).  The blocks of every segment for the keys MULTI_AHEAD_BLOCKS
  * / nseg ahead are loading meanwhile, so an absent key's misses overlap.
  *
- * The pages a pass touches matter as much as its blocks: the second level
- * TLB of a core maps 1536 to 3072 pages of 4 KiB, 6 to 12 MiB.  Segments
- * of MULTI_ALONE_BYTES or less are tested in passes of MULTI_GROUP_BYTES
- * at most, each over the keys not found yet, so that a pass's pages stay
- * mapped.  Larger segments, whose pages outnumber the entries even alone,
- * are tested all in the first pass if they choose blocks alike (a
- * window's generations), else each in its own pass, which measured faster
- * for segments of different sizes (a growable filter's, grown 32 times to
- * 413 MB: 0.237 s against 0.246).  On a window of 31 generations (2 M
- * keys, half absent, task-clock): of 4.3 MiB each, a pass per generation
- * took 745 ms and one pass 960; of 0.78 MiB each, passes of 4 MiB 280 ms,
- * one pass 650; and 8 generations of 10.6 MiB, one pass 170 ms, a pass
- * per generation 262.
+ * The pages a pass touches matter as much as its blocks, and so do the
+ * blocks it loads for keys an earlier pass found: the second level TLB of
+ * a core maps 1536 to 3072 pages of 4 KiB, 6 to 12 MiB.  Segments of
+ * MULTI_ALONE_BYTES or less are tested in passes of MULTI_GROUP_BYTES at
+ * most, each over the keys not found yet, so that a pass's pages stay
+ * mapped.  Larger segments, whose pages soon outnumber the entries, are
+ * tested MULTI_PASS_SEGMENTS at a time if they choose blocks alike (a
+ * window's generations), the fullest first, each pass over the keys the
+ * ones before left; else each in its own pass, which measured faster for
+ * segments of different sizes (a growable filter's, grown 32 times to
+ * 413 MB: 0.237 s against 0.246).  Measured on windows with every
+ * generation live (task-clock of check -c of 2 M keys, half absent, and
+ * of add --new of a stream half new; bench/windows's inputs): of 31
+ * generations of 13 MiB, one pass took 0.91 and 2.77 s, passes of 2 0.54
+ * and 1.55, passes of 4 0.41 and 1.15; of 31 of 6.7 MiB, a pass per
+ * generation 0.73 and 1.10, passes of 4 0.38 and 0.53; of 31 of 3.2 MiB,
+ * a pass per generation 0.67 and 0.52, passes of 4 0.31 and 0.26; of 8
+ * of 25 MiB, one pass 0.170 and 1.59, passes of 4 0.140 and 1.18, of 3
+ * 0.155 and 1.24; of 8 of 1.5 MiB, passes of 4 MiB (2 generations) 0.130
+ * and 0.079, passes of 4 0.097 and 0.072.  Small ones gain from passes of
+ * 4 MiB: 31 generations of 0.13 MiB took 0.164 s in one pass against
+ * 0.234 in passes of 4, and 31 of 0.78 MiB 0.280 s in passes of 4 MiB
+ * against 0.650 in one.
  */
-#define MULTI_ALONE_BYTES	((uint64_t)8 << 20)	/* largest segment
+#define MULTI_ALONE_BYTES	((uint64_t)1 << 20)	/* largest segment
 						 * grouped by size */
 #define MULTI_GROUP_BYTES	((uint64_t)4 << 20)	/* bytes of the small
 						 * segments a pass tests */
+#define MULTI_PASS_SEGMENTS	4	/* larger segments a pass tests, at
+					 * most */
 #define MULTI_AHEAD_BLOCKS	96	/* blocks loading ahead, at most */
 
 /* The segments as the multi-segment test reads them. */
@@ -550,8 +592,10 @@ bits_test_segments(const struct segment *const *seg, unsigned nseg,
 		else
 			alone[nalone++] = seg[i];
 	}
-	if (nbig > 0) {
-		m = test_pass(big, nbig, hashes, n, found, idx, m, all);
+	for (i = 0; i < nbig && (all || m > 0); i += g) {
+		g = nbig - i < MULTI_PASS_SEGMENTS ? nbig - i :
+		    MULTI_PASS_SEGMENTS;
+		m = test_pass(big + i, g, hashes, n, found, idx, m, all);
 		all = 0;
 	}
 	for (i = 0; i < nalone && m > 0; i++)

@@ -72,6 +72,11 @@ size_t bits_add(const struct segment *s, const uint64_t *hashes, size_t n,
 size_t bits_add_list(const struct segment *s, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *isnew);
 
+/* Adds them as bits_add_list does, with plain ORs: only for a process
+ * that no other sets bits of s meanwhile (locks.h). */
+size_t bits_add_list_alone(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *isnew);
+
 /* Sets mask[0..BLOCK_BYTES/8) to the bits of the key with hash h in its
  * block of segment s, in file byte order, and returns that block's words
  * (read them with relaxed atomic loads: other processes set bits). */
