@@ -187,50 +187,20 @@ bits_add(const struct segment *s, const uint64_t *hashes, size_t n,
 	return fresh;
 }
 
-/* Sets the key's bits in block as set_bits does, with plain ORs: for a
- * process that no other sets bits of the segment meanwhile. */
-static inline int
-set_bits_alone(uint64_t *block, uint64_t h, unsigned hashes)
-{
-	if (has_bits(block, h, hashes))
-		return 0;
-	POSITIONS(h, hashes, block[word] |= bit);
-	return 1;
-}
-
-/* Adds the m keys that idx lists to segment s, with locked ORs, or plain
- * ones if alone (a constant once inlined). */
-static inline size_t
-add_list(const struct segment *s, const uint64_t *hashes,
-    const uint32_t *idx, size_t m, unsigned char *isnew, int alone)
-{
-	size_t j, fresh = 0;
-
-	for (j = 0; j < m; j++) {
-		uint64_t *block = block_of(s, hashes[idx[j]]);
-
-		if (j % BATCH == 0)
-			PREFETCH_BATCH(s, SOME_KEY, j, m);
-		isnew[idx[j]] = (unsigned char)(alone ? set_bits_alone(block,
-		    hashes[idx[j]], s->info.hashes) : set_bits(block,
-		    hashes[idx[j]], s->info.hashes));
-		fresh += isnew[idx[j]];
-	}
-	return fresh;
-}
-
 size_t
 bits_add_list(const struct segment *s, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *isnew)
 {
-	return add_list(s, hashes, idx, m, isnew, 0);
-}
+	size_t j, fresh = 0;
 
-size_t
-bits_add_list_alone(const struct segment *s, const uint64_t *hashes,
-    const uint32_t *idx, size_t m, unsigned char *isnew)
-{
-	return add_list(s, hashes, idx, m, isnew, 1);
+	for (j = 0; j < m; j++) {
+		if (j % BATCH == 0)
+			PREFETCH_BATCH(s, SOME_KEY, j, m);
+		isnew[idx[j]] = (unsigned char)set_bits(block_of(s,
+		    hashes[idx[j]]), hashes[idx[j]], s->info.hashes);
+		fresh += isnew[idx[j]];
+	}
+	return fresh;
 }
 
 const uint64_t *
@@ -446,6 +416,46 @@ key_masks(uint64_t h, const unsigned *k, unsigned nk,
 		if (++made == k[d])
 			memcpy(masks[d++], mask, sizeof mask);
 	});
+}
+
+/* Sets the bits of mask in block with plain stores, unless it has them
+ * all; returns 1 if it did.  Only for a process that no other sets bits
+ * of the block's segment meanwhile. */
+static inline int
+block_add_alone(unsigned char *block, const lanes mask[MASK_LANES])
+{
+	lanes w;
+	unsigned i;
+
+	if (block_has(block, mask))
+		return 0;
+	for (i = 0; i < MASK_LANES; i++) {
+		memcpy(&w, block + i * sizeof w, sizeof w);
+		w |= mask[i];
+		memcpy(block + i * sizeof w, &w, sizeof w);
+	}
+	return 1;
+}
+
+size_t
+bits_add_list_alone(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *isnew)
+{
+	lanes mask[1][MASK_LANES];
+	unsigned k = s->info.hashes;
+	size_t j, fresh = 0;
+
+	for (j = 0; j < m; j++) {
+		uint64_t h = hashes[idx[j]];
+
+		if (j % BATCH == 0)
+			PREFETCH_BATCH(s, SOME_KEY, j, m);
+		key_masks(h, &k, 1, mask);
+		isnew[idx[j]] = (unsigned char)block_add_alone((unsigned char *)
+		    block_of(s, h), mask[0]);
+		fresh += isnew[idx[j]];
+	}
+	return fresh;
 }
 
 /* Sets off[c] to the byte offset of the key with hash h's block in the
