@@ -436,14 +436,17 @@ add_some(struct bloom *b, const struct bloom_pass *v,
 /*
  * Adds the n keys in turns: each takes what segments_begin_add grants of
  * the target's room (a share, as other processes may be adding too), at
- * most v->max keys, and counts the keys new to the target.
+ * most v->max keys, and counts the keys new to the target.  Line by line,
+ * a window's keys all go to its current generation as add_some would
+ * send them, with plain ORs when no other process writes the filter
+ * (locks.c).
  */
 static int
 add_keys(struct bloom *b, const struct bloom_pass *v,
     const struct bloom_pretest *p, const unsigned char *prefound,
     const uint64_t *hashes, size_t n, unsigned char *isnew, size_t *done)
 {
-	size_t pos, m;
+	size_t pos, m, fresh;
 	int s;
 
 	for (pos = 0; pos < n; pos += m) {
@@ -451,9 +454,18 @@ add_keys(struct bloom *b, const struct bloom_pass *v,
 		if ((s = segments_begin_add(b, n - pos < v->max ? n - pos :
 		    v->max, &m)) != BLOOM_OK)
 			return s;
-		segments_count(b, b->target, add_some(b, v, p, prefound !=
-		    NULL ? prefound + pos : NULL, hashes + pos, m, isnew + pos));
+		if (v->visit == NULL && b->hdr.mode == MODE_WINDOW &&
+		    b->hdr.slices == 0 && prefound == NULL)
+			s = locks_add_list(b, hashes + pos, NULL, m,
+			    isnew + pos, &fresh);
+		else
+			fresh = add_some(b, v, p, prefound != NULL ?
+			    prefound + pos : NULL, hashes + pos, m,
+			    isnew + pos);
+		segments_count(b, b->target, fresh);
 		segments_end_add(b);
+		if (s != BLOOM_OK)
+			return s;
 	}
 	*done = n;
 	return BLOOM_OK;

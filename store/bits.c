@@ -438,6 +438,25 @@ block_add_alone(unsigned char *block, const lanes mask[MASK_LANES])
 }
 
 size_t
+bits_add_alone(const struct segment *s, const uint64_t *hashes, size_t n,
+    unsigned char *isnew)
+{
+	lanes mask[1][MASK_LANES];
+	unsigned k = s->info.hashes;
+	size_t i, fresh = 0;
+
+	for (i = 0; i < n; i++) {
+		if (i % BATCH == 0)
+			PREFETCH_BATCH(s, ALL_KEY, i, n);
+		key_masks(hashes[i], &k, 1, mask);
+		isnew[i] = (unsigned char)block_add_alone((unsigned char *)
+		    block_of(s, hashes[i]), mask[0]);
+		fresh += isnew[i];
+	}
+	return fresh;
+}
+
+size_t
 bits_add_list_alone(const struct segment *s, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *isnew)
 {
