@@ -388,7 +388,7 @@ assert d["bits"] == sum(s["bits"] for s in d["segments"] if s["live"])
 '
 }
 
-@test "window: add --new with generations tested in passes calls new the lines no live generation holds, and sets them all in the current one" {
+@test "window: add --new with generations tested in passes calls new the lines no live generation holds; it and add set them all in the current one" {
 	# Six generations of more than 1 MiB, which a test visits four at a
 	# time, against plain filters of the same size, hashes and keys.
 	bloom create --generations 6 --seed 9 -n 7000000 -p 0.2 w.bf
@@ -410,20 +410,27 @@ assert d["bits"] == sum(s["bits"] for s in d["segments"] if s["live"])
 	want=$output
 	[ "$(printf '%s\n' "$want" | grep -c '^g1-')" = 3000 ]
 	[ "$(printf '%s\n' "$want" | grep -c '^g[257]-' || true)" = 0 ]
+	cp w.bf p.bf
 	run -0 --separate-stderr bloom add --new w.bf probe
 	[ "$output" = "$want" ]
+	[ "$stderr" = "" ]
+	# A plain add sets them all in the current generation as well.
+	run -0 --separate-stderr bloom add p.bf probe
+	[ "$output" = "" ]
 	[ "$stderr" = "" ]
 	# Five rotations later only the generation the add went to holds
 	# the lines of the probe: every one, the old ones too; one more and
 	# none is left.
-	for g in 1 2 3 4 5; do
-		bloom rotate w.bf
+	for f in w.bf p.bf; do
+		for g in 1 2 3 4 5; do
+			bloom rotate $f
+		done
+		run -1 bloom check -v $f probe
+		[ "$output" = "" ]
+		bloom rotate $f
+		run -1 bloom check $f probe
+		[ "$output" = "" ]
 	done
-	run -1 bloom check -v w.bf probe
-	[ "$output" = "" ]
-	bloom rotate w.bf
-	run -1 bloom check w.bf probe
-	[ "$output" = "" ]
 }
 
 @test "window and grow: answers are those of each segment alone, with every generation live" {
