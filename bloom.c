@@ -327,8 +327,8 @@ test_passes(const struct bloom_pass *v, const struct segment *const *seg,
  * Tests the n keys against every live segment but those in skip (a bit
  * per segment index), the fullest first, a key no further than the first
  * segment that has it: a present key usually costs one lookup, an absent
- * one a lookup per segment.  Line by line, a window's key has its bits
- * found once for all its generations (bits_test_segments); a growable
+ * one a lookup per segment.  Line by line, a window's keys are tested
+ * against several generations in a pass (bits_test_segments); a growable
  * filter's keys, and a sorted pass, visit one segment after another: the
  * keys present in a grown filter are spread over its segments, and one
  * segment at a time costs them 0.31 s against 0.41 for 10 M lines.
@@ -437,14 +437,17 @@ add_some(struct bloom *b, const struct bloom_pass *v,
 /*
  * Adds the n keys in turns: each takes what segments_begin_add grants of
  * the target's room (a share, as other processes may be adding too), at
- * most v->max keys, and counts the keys new to the target.
+ * most v->max keys, and counts the keys new to the target.  Line by line,
+ * a window's keys all go to its current generation as add_some would
+ * send them, with plain ORs when no other process writes the filter
+ * (locks.c).
  */
 static int
 add_keys(struct bloom *b, const struct bloom_pass *v,
     const struct bloom_pretest *p, const unsigned char *prefound,
     const uint64_t *hashes, size_t n, unsigned char *isnew, size_t *done)
 {
-	size_t pos, m;
+	size_t pos, m, fresh;
 	int s;
 
 	for (pos = 0; pos < n; pos += m) {
@@ -452,9 +455,18 @@ add_keys(struct bloom *b, const struct bloom_pass *v,
 		if ((s = segments_begin_add(b, n - pos < v->max ? n - pos :
 		    v->max, &m)) != BLOOM_OK)
 			return s;
-		segments_count(b, b->target, add_some(b, v, p, prefound !=
-		    NULL ? prefound + pos : NULL, hashes + pos, m, isnew + pos));
+		if (v->visit == NULL && b->hdr.mode == MODE_WINDOW &&
+		    b->hdr.slices == 0 && prefound == NULL)
+			s = locks_add_list(b, hashes + pos, NULL, m,
+			    isnew + pos, &fresh);
+		else
+			fresh = add_some(b, v, p, prefound != NULL ?
+			    prefound + pos : NULL, hashes + pos, m,
+			    isnew + pos);
+		segments_count(b, b->target, fresh);
 		segments_end_add(b);
+		if (s != BLOOM_OK)
+			return s;
 	}
 	*done = n;
 	return BLOOM_OK;
@@ -490,7 +502,9 @@ list_to_set(const struct bloom *b, const struct bloom_pass *v,
  * does: the keys found new were tested against every live segment, so
  * they go to the target alone, with no more tests.  A fixed or growable
  * filter counts as inserted the keys found new, which are the lines the
- * caller wrote; a window, the keys new to its generation.
+ * caller wrote; a window, the keys new to its generation, which it tests
+ * there as it sets them.  Line by line, both set bits with plain ORs
+ * when no other process writes the filter (locks.c).
  */
 static int
 set_keys(struct bloom *b, const struct bloom_pass *v, const uint64_t *hashes,
@@ -508,11 +522,15 @@ set_keys(struct bloom *b, const struct bloom_pass *v, const uint64_t *hashes,
 			    BLOOM_OK)
 				return s;
 			/* Line by line, keys found new need no test: only
-			 * a window counts the keys new to its generation. */
+			 * a window counts the keys new to its generation,
+			 * most of which older ones held. */
 			if (v->visit == NULL && b->hdr.mode != MODE_WINDOW) {
 				s = locks_set_list(b, hashes + pos,
 				    v->idx + j, take);
 				fresh = take;
+			} else if (v->visit == NULL) {
+				s = locks_add_list(b, hashes + pos,
+				    v->idx + j, take, v->found, &fresh);
 			} else {
 				fresh = visit(v, &b->seg[b->target],
 				    hashes + pos, v->idx + j, take, 1,

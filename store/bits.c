@@ -299,33 +299,46 @@ bits_test_copy(const struct segment *s, const unsigned char *buf,
 
 /*
  * A window's generations (its burst's extra segments among them) are
- * tested in one pass over the keys.  A key's bits inside its block do not
- * depend on the segment, so its mask is made once (once per distinct hash
- * count: a count's mask is a prefix of a larger one's positions), and
- * each segment's block is then tested with one AND over its eight words.
- * The segments that choose blocks alike (a window's generations all do)
- * share the key's block number, found once (an extra segment, larger, has
- * its own).  The blocks of every segment for the keys MULTI_AHEAD_BLOCKS
- * / nseg ahead are loading meanwhile, so an absent key's misses overlap.
+ * tested several in a pass over the keys.  A key's bits inside its block
+ * do not depend on the segment, so its mask is made once (once per
+ * distinct hash count: a count's mask is a prefix of a larger one's
+ * positions), and each segment's block is then tested with one AND over
+ * its eight words.  The segments that choose blocks alike (a window's
+ * generations all do) share the key's block number, found once (an extra
+ * segment, larger, has its own).  The blocks of every segment of the pass
+ * for the keys MULTI_AHEAD_BLOCKS / nseg ahead are loading meanwhile, so
+ * an absent key's misses overlap; a key found in the first segment has had
+ * the others' blocks loaded all the same.
  *
- * The pages a pass touches matter as much as its blocks: the second level
- * TLB of a core maps 1536 to 3072 pages of 4 KiB, 6 to 12 MiB.  Segments
- * of MULTI_ALONE_BYTES or less are tested in passes of MULTI_GROUP_BYTES
- * at most, each over the keys not found yet, so that a pass's pages stay
- * mapped.  Larger segments, whose pages outnumber the entries even alone,
- * are tested all in the first pass if they choose blocks alike (a
- * window's generations), else each in its own pass, which measured faster
- * for segments of different sizes (a growable filter's, grown 32 times to
- * 413 MB: 0.237 s against 0.246).  On a window of 31 generations (2 M
- * keys, half absent, task-clock): of 4.3 MiB each, a pass per generation
- * took 745 ms and one pass 960; of 0.78 MiB each, passes of 4 MiB 280 ms,
- * one pass 650; and 8 generations of 10.6 MiB, one pass 170 ms, a pass
- * per generation 262.
+ * So which segments share a pass matters: each pass tests only the keys
+ * the passes before did not find, and the pages a pass touches matter as
+ * much as its blocks (the second level TLB of a core maps 1536 to 3072
+ * pages of 4 KiB, 6 to 12 MiB).  Segments of MULTI_ALONE_BYTES or less are
+ * tested in passes of MULTI_GROUP_BYTES at most, so that a pass's pages
+ * stay mapped.  Larger segments, whose pages soon outnumber the entries,
+ * are tested MULTI_PASS_SEGMENTS at a time if they choose blocks alike (a
+ * window's generations), the fullest first; else each in its own pass,
+ * which measured faster for segments of different sizes (a growable
+ * filter's, grown 32 times to 413 MB: 0.237 s against 0.246).  Measured on
+ * windows with every generation live (task-clock of check -c of 2 M keys,
+ * half absent, and of add --new of a stream half new; bench/windows's
+ * inputs): of 31 generations of 13 MiB, one pass took 0.91 and 2.77 s,
+ * passes of 2 0.54 and 1.55, passes of 4 0.41 and 1.15; of 31 of 6.7 MiB,
+ * a pass per generation 0.73 and 1.10, passes of 4 0.38 and 0.53; of 31 of
+ * 3.2 MiB, a pass per generation 0.67 and 0.52, passes of 4 0.31 and 0.26;
+ * of 8 of 25 MiB, one pass 0.170 and 1.59, passes of 4 0.140 and 1.18, of
+ * 3 0.155 and 1.24; of 8 of 1.5 MiB, passes of 4 MiB (2 generations) 0.130
+ * and 0.079, passes of 4 0.097 and 0.072.  Small ones gain from passes of
+ * 4 MiB: 31 generations of 0.13 MiB took 0.164 s in one pass against 0.234
+ * in passes of 4, and 31 of 0.78 MiB 0.280 s in passes of 4 MiB against
+ * 0.650 in one.
  */
-#define MULTI_ALONE_BYTES	((uint64_t)8 << 20)	/* largest segment
+#define MULTI_ALONE_BYTES	((uint64_t)1 << 20)	/* largest segment
 						 * grouped by size */
 #define MULTI_GROUP_BYTES	((uint64_t)4 << 20)	/* bytes of the small
 						 * segments a pass tests */
+#define MULTI_PASS_SEGMENTS	4	/* larger segments a pass tests, at
+					 * most */
 #define MULTI_AHEAD_BLOCKS	96	/* blocks loading ahead, at most */
 
 /* The segments as the multi-segment test reads them. */
@@ -408,6 +421,65 @@ key_masks(uint64_t h, const unsigned *k, unsigned nk,
 		if (++made == k[d])
 			memcpy(masks[d++], mask, sizeof mask);
 	});
+}
+
+/* Sets the bits of mask in block with plain stores, unless it has them
+ * all; returns 1 if it did.  Only for a process that no other sets bits
+ * of the block's segment meanwhile. */
+static inline int
+block_add_alone(unsigned char *block, const lanes mask[MASK_LANES])
+{
+	lanes w;
+	unsigned i;
+
+	if (block_has(block, mask))
+		return 0;
+	for (i = 0; i < MASK_LANES; i++) {
+		memcpy(&w, block + i * sizeof w, sizeof w);
+		w |= mask[i];
+		memcpy(block + i * sizeof w, &w, sizeof w);
+	}
+	return 1;
+}
+
+size_t
+bits_add_alone(const struct segment *s, const uint64_t *hashes, size_t n,
+    unsigned char *isnew)
+{
+	lanes mask[1][MASK_LANES];
+	unsigned k = s->info.hashes;
+	size_t i, fresh = 0;
+
+	for (i = 0; i < n; i++) {
+		if (i % BATCH == 0)
+			PREFETCH_BATCH(s, ALL_KEY, i, n);
+		key_masks(hashes[i], &k, 1, mask);
+		isnew[i] = (unsigned char)block_add_alone((unsigned char *)
+		    block_of(s, hashes[i]), mask[0]);
+		fresh += isnew[i];
+	}
+	return fresh;
+}
+
+size_t
+bits_add_list_alone(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *isnew)
+{
+	lanes mask[1][MASK_LANES];
+	unsigned k = s->info.hashes;
+	size_t j, fresh = 0;
+
+	for (j = 0; j < m; j++) {
+		uint64_t h = hashes[idx[j]];
+
+		if (j % BATCH == 0)
+			PREFETCH_BATCH(s, SOME_KEY, j, m);
+		key_masks(h, &k, 1, mask);
+		isnew[idx[j]] = (unsigned char)block_add_alone((unsigned char *)
+		    block_of(s, h), mask[0]);
+		fresh += isnew[idx[j]];
+	}
+	return fresh;
 }
 
 /* Sets off[c] to the byte offset of the key with hash h's block in the
@@ -554,8 +626,10 @@ bits_test_segments(const struct segment *const *seg, unsigned nseg,
 		else
 			alone[nalone++] = seg[i];
 	}
-	if (nbig > 0) {
-		m = test_pass(big, nbig, hashes, n, found, idx, m, all);
+	for (i = 0; i < nbig && (all || m > 0); i += g) {
+		g = nbig - i < MULTI_PASS_SEGMENTS ? nbig - i :
+		    MULTI_PASS_SEGMENTS;
+		m = test_pass(big + i, g, hashes, n, found, idx, m, all);
 		all = 0;
 	}
 	for (i = 0; i < nalone && m > 0; i++)

@@ -170,3 +170,23 @@ locks_set_list(struct bloom *b, const uint64_t *hashes,
 	}
 	return BLOOM_OK;
 }
+
+int
+locks_add_list(struct bloom *b, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *isnew, size_t *fresh)
+{
+	const struct segment *t = &b->seg[b->target];
+
+	if (b->writers != 1 || !locks_writer_alone(b->fd)) {
+		*fresh = idx != NULL ? bits_add_list(t, hashes, idx, m, isnew) :
+		    bits_add(t, hashes, m, isnew);
+		return BLOOM_OK;
+	}
+	*fresh = idx != NULL ? bits_add_list_alone(t, hashes, idx, m, isnew) :
+	    bits_add_alone(t, hashes, m, isnew);
+	if (locks_writer_share(b->fd) == -1) {
+		b->writers = -1;
+		return BLOOM_ERRNO;
+	}
+	return BLOOM_OK;
+}

@@ -37,4 +37,11 @@ int locks_writer_join(int fd, const char *path, void (*on_wait)(const char *));
 int locks_set_list(struct bloom *b, const uint64_t *hashes,
     const uint32_t *idx, size_t m);
 
+/* Adds the m keys that idx lists (keys 0 to m if idx is NULL) to b's
+ * target segment as bits_add_list does (bits.h), with plain ORs if b's
+ * writer is alone, else with locked ones, and sets *fresh to how many
+ * were new to it.  Returns as locks_set_list does. */
+int locks_add_list(struct bloom *b, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *isnew, size_t *fresh);
+
 #endif

@@ -388,6 +388,51 @@ assert d["bits"] == sum(s["bits"] for s in d["segments"] if s["live"])
 '
 }
 
+@test "window: add --new with generations tested in passes calls new the lines no live generation holds; it and add set them all in the current one" {
+	# Six generations of more than 1 MiB, which a test visits four at a
+	# time, against plain filters of the same size, hashes and keys.
+	bloom create --generations 6 --seed 9 -n 7000000 -p 0.2 w.bf
+	[ "$(json w.bf 'd["segments"][0]["bits"] // 8 > 1 << 20')" = True ]
+	bytes=$(json w.bf 'd["segments"][0]["bits"] // 8')
+	k=$(json w.bf 'd["segments"][0]["hashes"]')
+	filters=()
+	for g in 1 2 3 4 5 6 7; do
+		keys 3000 "g$g-" >in$g
+		bloom add w.bf in$g
+		[ "$g" -eq 7 ] || bloom rotate w.bf
+		bloom create -s "$bytes" -k "$k" -p 0.2 --seed 9 f$g.bf
+		bloom add f$g.bf in$g
+		[ "$g" -eq 1 ] || filters+=(-F f$g.bf)
+	done
+	# The first generation is forgotten: its lines are new again.
+	{ keys 6000 no-; cat in1 in2 in5 in7; } >probe
+	run -0 bloom check -v "${filters[@]}" probe
+	want=$output
+	[ "$(printf '%s\n' "$want" | grep -c '^g1-')" = 3000 ]
+	[ "$(printf '%s\n' "$want" | grep -c '^g[257]-' || true)" = 0 ]
+	cp w.bf p.bf
+	run -0 --separate-stderr bloom add --new w.bf probe
+	[ "$output" = "$want" ]
+	[ "$stderr" = "" ]
+	# A plain add sets them all in the current generation as well.
+	run -0 --separate-stderr bloom add p.bf probe
+	[ "$output" = "" ]
+	[ "$stderr" = "" ]
+	# Five rotations later only the generation the add went to holds
+	# the lines of the probe: every one, the old ones too; one more and
+	# none is left.
+	for f in w.bf p.bf; do
+		for g in 1 2 3 4 5; do
+			bloom rotate $f
+		done
+		run -1 bloom check -v $f probe
+		[ "$output" = "" ]
+		bloom rotate $f
+		run -1 bloom check $f probe
+		[ "$output" = "" ]
+	done
+}
+
 @test "window and grow: answers are those of each segment alone, with every generation live" {
 	# Five generations live, each of its own keys, at a rate where many
 	# absent keys are found: a line is found exactly when one of five
@@ -430,8 +475,8 @@ assert d["bits"] == sum(s["bits"] for s in d["segments"] if s["live"])
 	run -0 bloom check w.bf probe
 	[ "$output" = "$want" ]
 
-	# Generations of more than 8 MiB are tested in one pass, the
-	# smaller ones in passes of a few: the same answers.
+	# Generations of more than 1 MiB are tested four at a time, the
+	# smaller ones in passes of a few MiB: the same answers.
 	bloom create --generations 3 --seed 9 -n 28000000 -p 0.2 b.bf
 	[ "$(json b.bf 'd["segments"][0]["bits"] // 8 > 8 << 20')" = True ]
 	bytes=$(json b.bf 'd["segments"][0]["bits"] // 8')
