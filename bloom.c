@@ -438,9 +438,9 @@ add_some(struct bloom *b, const struct bloom_pass *v,
  * Adds the n keys in turns: each takes what segments_begin_add grants of
  * the target's room (a share, as other processes may be adding too), at
  * most v->max keys, and counts the keys new to the target.  Line by line,
- * a window's keys all go to its current generation as add_some would
- * send them, with plain ORs when no other process writes the filter
- * (locks.c).
+ * the keys of a window, or of a filter of one segment, all go to the
+ * target as add_some would send them, with plain ORs when no other
+ * process writes the filter (locks.c).
  */
 static int
 add_keys(struct bloom *b, const struct bloom_pass *v,
@@ -455,8 +455,8 @@ add_keys(struct bloom *b, const struct bloom_pass *v,
 		if ((s = segments_begin_add(b, n - pos < v->max ? n - pos :
 		    v->max, &m)) != BLOOM_OK)
 			return s;
-		if (v->visit == NULL && b->hdr.mode == MODE_WINDOW &&
-		    b->hdr.slices == 0 && prefound == NULL)
+		if (v->visit == NULL && (b->hdr.mode == MODE_WINDOW ||
+		    b->nlive == 1) && b->hdr.slices == 0 && prefound == NULL)
 			s = locks_add_list(b, hashes + pos, NULL, m,
 			    isnew + pos, &fresh);
 		else
