@@ -529,6 +529,16 @@ test_pass(const struct segment *const *seg, unsigned g,
 }
 
 size_t
+bits_test_together(const struct segment *const *seg, unsigned nseg,
+    const uint64_t *hashes, size_t n, unsigned char *found, uint32_t *idx,
+    size_t m, int all)
+{
+	if (all)
+		memset(found, 0, n);
+	return test_pass(seg, nseg, hashes, n, found, idx, m, all);
+}
+
+size_t
 bits_test_segments(const struct segment *const *seg, unsigned nseg,
     const uint64_t *hashes, size_t n, unsigned char *found, uint32_t *idx,
     size_t m, int all)

@@ -61,6 +61,12 @@ size_t bits_test_segments(const struct segment *const *seg, unsigned nseg,
     const uint64_t *hashes, size_t n, unsigned char *found, uint32_t *idx,
     size_t m, int all);
 
+/* Tests as bits_test_segments does, but all nseg segments in one pass,
+ * whatever their sizes. */
+size_t bits_test_together(const struct segment *const *seg, unsigned nseg,
+    const uint64_t *hashes, size_t n, unsigned char *found, uint32_t *idx,
+    size_t m, int all);
+
 /* Adds the n keys to segment s in order, setting isnew[i] to 1 if one of
  * key i's bits was clear, else 0; returns how many were new to it.  Bits
  * are set with atomic ORs: processes adding at once lose nothing. */

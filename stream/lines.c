@@ -10,7 +10,10 @@
  * bottleneck: it then hashes only the first share of each group's lines
  * and the caller hashes the rest when it takes the group.  The share
  * follows whichever side waits for the other (balance), so that both
- * processors are busy whatever the work on the lines costs.
+ * processors are busy whatever the work on the lines costs.  A pretest
+ * (a filter of several segments) is shared the same way: the helper tests
+ * the lines it hashed against the pretest's segments, and the caller
+ * tests the others against every segment.
  *
  * A small regular file is read without a thread, as is any input when no
  * thread can be had or only one processor may run this process:
@@ -544,11 +547,10 @@ fill(struct lines *r, struct line_group *g, const struct bloom *filter)
 		r->streaming = 0;
 		i = 1;
 	}
-	/* The keys of fields are made in r->key, which is the helper's; a
-	 * pretest needs every hash. */
+	/* The keys of fields are made in r->key, which is the helper's. */
 	g->pretest = __atomic_load_n(&r->pretest, __ATOMIC_ACQUIRE);
 	g->hashed = g->nlines;
-	if (r->threaded && r->fields == NULL && g->pretest == NULL) {
+	if (r->threaded && r->fields == NULL) {
 		g->hashed = g->nlines * __atomic_load_n(&r->share,
 		    __ATOMIC_RELAXED) / SHARE_ONE;
 		if (g->hashed < i)
@@ -564,7 +566,7 @@ fill(struct lines *r, struct line_group *g, const struct bloom *filter)
 	}
 	g->bytes = start;
 	if (g->pretest != NULL)
-		bloom_pretest(g->pretest, g->hash, g->nlines, g->found);
+		bloom_pretest(g->pretest, g->hash, g->hashed, g->found);
 	r->carry = g->buf + start;
 	r->carry_len = len - start;
 	r->carry_scanned = scanned - start;
