@@ -43,6 +43,8 @@ struct bloom_pretest {
 	unsigned nseg;			/* segments, 1 or more */
 	struct segment seg[PRETEST_MAX];	/* copies, the fullest first */
 	uint64_t mask;			/* their indices, as bits */
+	int shares;			/* for a check: see
+					 * bloom_pretest_shares */
 };
 
 _Static_assert(HEAD_READ >= V2_HEADER_SIZE + SEGMENTS_MAX * SLOT_SIZE,
@@ -302,39 +304,42 @@ visit(const struct bloom_pass *v, const struct segment *s,
 }
 
 /*
- * Tests the n keys against the nseg segments in turn, each pass only over
- * the keys no segment has found yet: all n to begin with if all, else the
- * m that idx lists (found holds what is found so far).  Sets found and
- * leaves in idx the keys found nowhere; returns how many.
- *
- * The first segment is the fullest, which holds a third to a half of a
- * grown filter's keys (growth 2): when more than three quarters of the
- * keys are left after it, most of them are absent and will be tested in
- * every segment, and line by line the others are then tested in one pass
- * (bits_test_together), each key's bits found once for all of them.  On
- * the 4 segments of 50 M URLs grown by add (bench/growth), check -c of
- * 10 M absent lines took 0.60 s of processor time against 0.69 for a pass
- * per segment; present lines, whose keys are spread over the segments,
- * are faster a segment at a time (100 M: 4.7 s against 5.2).
+ * Tests the m keys that idx lists against the nseg segments in turn, each
+ * pass only over the keys no segment has found yet (line by line, as
+ * bits_test_rest chooses).  Sets found and leaves in idx the keys found
+ * nowhere; returns how many.
+ */
+static size_t
+test_rest(const struct bloom_pass *v, const struct segment *const *seg,
+    unsigned nseg, const uint64_t *hashes, size_t n, unsigned char *found,
+    uint32_t *idx, size_t m)
+{
+	unsigned i;
+
+	if (v->visit == NULL)
+		return bits_test_rest(seg, nseg, hashes, n, found, idx, m);
+	for (i = 0; i < nseg && m > 0; i++) {
+		visit(v, seg[i], hashes, idx, m, 0, found);
+		m = bits_missing(idx, m, found, 0);
+	}
+	return m;
+}
+
+/*
+ * Tests the n keys against the nseg segments, the fullest first: all n if
+ * all, else the m that idx lists (found holds what is found so far).
+ * Sets found and leaves in idx the keys found nowhere; returns how many.
  */
 static size_t
 test_passes(const struct bloom_pass *v, const struct segment *const *seg,
     unsigned nseg, const uint64_t *hashes, size_t n, unsigned char *found,
     uint32_t *idx, size_t m, int all)
 {
-	unsigned i;
-	size_t keys;
-
-	for (i = 0; i < nseg && m > 0; i++) {
-		keys = all ? n : m;
-		visit(v, seg[i], hashes, all ? NULL : idx, m, 0, found);
-		m = bits_missing(idx, keys, found, all);
-		all = 0;
-		if (i == 0 && nseg > 2 && v->visit == NULL && m > keys / 4 * 3)
-			return bits_test_together(seg + 1, nseg - 1, hashes, n,
-			    found, idx, m, 0);
-	}
-	return all ? bits_missing(idx, n, found, 1) : m;
+	if (nseg == 0 || m == 0)
+		return all ? bits_missing(idx, n, found, 1) : m;
+	visit(v, seg[0], hashes, all ? NULL : idx, m, 0, found);
+	m = bits_missing(idx, all ? n : m, found, all);
+	return test_rest(v, seg + 1, nseg - 1, hashes, n, found, idx, m);
 }
 
 /*
@@ -753,13 +758,13 @@ bloom_pretest_plan(struct bloom *b, int adding)
 	if (b->hdr.mode != MODE_GROW || segments_refresh(b) != BLOOM_OK)
 		return NULL;
 	/*
-	 * The reader tests the lines it hashes, a share that follows
-	 * whichever thread waits (lines.c), and the caller tests the others
-	 * against every segment.  A check takes every segment: its
-	 * threads then split the lines, not the segments.  The main thread
-	 * of an add also sets bits and writes lines; measured on a filter
-	 * grown 32 times (bench/run), the best share for add was 2 of 5
-	 * older segments: about two fifths.
+	 * A check takes every segment, and its reader tests the lines it
+	 * hashes, a share that follows whichever thread waits (lines.c):
+	 * the threads split the lines, not the segments.  An add's reader
+	 * tests every line, against some segments: its main thread also sets
+	 * bits and writes lines, and measured on a filter grown 32 times
+	 * (bench/run), the best share was 2 of 5 older segments: about two
+	 * fifths.
 	 */
 	ncand = b->nlive - (adding ? 1 : 0);
 	want = adding ? (2 * ncand + 3) / 5 : ncand > 1 ? ncand : 0;
@@ -775,7 +780,14 @@ bloom_pretest_plan(struct bloom *b, int adding)
 		p->seg[p->nseg++] = b->seg[b->live[li]];
 		p->mask |= (uint64_t)1 << b->live[li];
 	}
+	p->shares = !adding;
 	return p;
+}
+
+int
+bloom_pretest_shares(const struct bloom_pretest *p)
+{
+	return p->shares;
 }
 
 void

@@ -191,6 +191,12 @@ int bloom_test(struct bloom *b, const struct bloom_pretest *p,
  * reader uses it. */
 struct bloom_pretest *bloom_pretest_plan(struct bloom *b, int adding);
 
+/* Returns 1 if a reader may test only a share of each group's lines
+ * against p, the caller testing the others (a check), or 0 if it must test
+ * them all (an add: its answers at a growth depend on where its chunks
+ * begin, which must not depend on the threads' timing). */
+int bloom_pretest_shares(const struct bloom_pretest *p);
+
 /* Frees p (NULL is a no-op). */
 void bloom_pretest_free(struct bloom_pretest *p);
 

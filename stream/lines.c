@@ -10,10 +10,10 @@
  * bottleneck: it then hashes only the first share of each group's lines
  * and the caller hashes the rest when it takes the group.  The share
  * follows whichever side waits for the other (balance), so that both
- * processors are busy whatever the work on the lines costs.  A pretest
- * (a filter of several segments) is shared the same way: the helper tests
- * the lines it hashed against the pretest's segments, and the caller
- * tests the others against every segment.
+ * processors are busy whatever the work on the lines costs.  A check's
+ * pretest (a filter of several segments) is shared the same way: the
+ * helper tests the lines it hashed against the pretest's segments, and
+ * the caller tests the others against every segment.
  *
  * A small regular file is read without a thread, as is any input when no
  * thread can be had or only one processor may run this process:
@@ -547,10 +547,12 @@ fill(struct lines *r, struct line_group *g, const struct bloom *filter)
 		r->streaming = 0;
 		i = 1;
 	}
-	/* The keys of fields are made in r->key, which is the helper's. */
+	/* The keys of fields are made in r->key, which is the helper's; an
+	 * add's pretest needs every hash. */
 	g->pretest = __atomic_load_n(&r->pretest, __ATOMIC_ACQUIRE);
 	g->hashed = g->nlines;
-	if (r->threaded && r->fields == NULL) {
+	if (r->threaded && r->fields == NULL && (g->pretest == NULL ||
+	    bloom_pretest_shares(g->pretest))) {
 		g->hashed = g->nlines * __atomic_load_n(&r->share,
 		    __ATOMIC_RELAXED) / SHARE_ONE;
 		if (g->hashed < i)
