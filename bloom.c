@@ -304,42 +304,27 @@ visit(const struct bloom_pass *v, const struct segment *s,
 }
 
 /*
- * Tests the m keys that idx lists against the nseg segments in turn, each
- * pass only over the keys no segment has found yet (line by line, as
- * bits_test_rest chooses).  Sets found and leaves in idx the keys found
- * nowhere; returns how many.
- */
-static size_t
-test_rest(const struct bloom_pass *v, const struct segment *const *seg,
-    unsigned nseg, const uint64_t *hashes, size_t n, unsigned char *found,
-    uint32_t *idx, size_t m)
-{
-	unsigned i;
-
-	if (v->visit == NULL)
-		return bits_test_rest(seg, nseg, hashes, n, found, idx, m);
-	for (i = 0; i < nseg && m > 0; i++) {
-		visit(v, seg[i], hashes, idx, m, 0, found);
-		m = bits_missing(idx, m, found, 0);
-	}
-	return m;
-}
-
-/*
- * Tests the n keys against the nseg segments, the fullest first: all n if
- * all, else the m that idx lists (found holds what is found so far).
- * Sets found and leaves in idx the keys found nowhere; returns how many.
+ * Tests the n keys against the nseg segments, the fullest first, each
+ * pass only over the keys no segment has found yet: all n to begin with
+ * if all, else the m that idx lists (found holds what is found so far).
+ * Line by line, bits_test_rest chooses the order and the passes.  Sets
+ * found and leaves in idx the keys found nowhere; returns how many.
  */
 static size_t
 test_passes(const struct bloom_pass *v, const struct segment *const *seg,
     unsigned nseg, const uint64_t *hashes, size_t n, unsigned char *found,
     uint32_t *idx, size_t m, int all)
 {
-	if (nseg == 0 || m == 0)
-		return all ? bits_missing(idx, n, found, 1) : m;
-	visit(v, seg[0], hashes, all ? NULL : idx, m, 0, found);
-	m = bits_missing(idx, all ? n : m, found, all);
-	return test_rest(v, seg + 1, nseg - 1, hashes, n, found, idx, m);
+	unsigned i;
+
+	if (v->visit == NULL)
+		return bits_test_rest(seg, nseg, hashes, n, found, idx, m, all);
+	for (i = 0; i < nseg && m > 0; i++) {
+		visit(v, seg[i], hashes, all ? NULL : idx, m, 0, found);
+		m = bits_missing(idx, all ? n : m, found, all);
+		all = 0;
+	}
+	return all ? bits_missing(idx, n, found, 1) : m;
 }
 
 /*
