@@ -43,7 +43,7 @@ struct bloom_pretest {
 	unsigned nseg;			/* segments, 1 or more */
 	struct segment seg[PRETEST_MAX];	/* copies, the fullest first */
 	uint64_t mask;			/* their indices, as bits */
-	int retest;			/* keys not found are tested again */
+	int shares;			/* see bloom_pretest_shares */
 };
 
 _Static_assert(HEAD_READ >= V2_HEADER_SIZE + SEGMENTS_MAX * SLOT_SIZE,
@@ -303,10 +303,11 @@ visit(const struct bloom_pass *v, const struct segment *s,
 }
 
 /*
- * Tests the n keys against the nseg segments in turn, each pass only over
- * the keys no segment has found yet: all n to begin with if all, else the
- * m that idx lists (found holds what is found so far).  Sets found and
- * leaves in idx the keys found nowhere; returns how many.
+ * Tests the n keys against the nseg segments, the fullest first, each
+ * pass only over the keys no segment has found yet: all n to begin with
+ * if all, else the m that idx lists (found holds what is found so far).
+ * Line by line, bits_test_rest chooses the order and the passes.  Sets
+ * found and leaves in idx the keys found nowhere; returns how many.
  */
 static size_t
 test_passes(const struct bloom_pass *v, const struct segment *const *seg,
@@ -315,6 +316,8 @@ test_passes(const struct bloom_pass *v, const struct segment *const *seg,
 {
 	unsigned i;
 
+	if (v->visit == NULL)
+		return bits_test_rest(seg, nseg, hashes, n, found, idx, m, all);
 	for (i = 0; i < nseg && m > 0; i++) {
 		visit(v, seg[i], hashes, all ? NULL : idx, m, 0, found);
 		m = bits_missing(idx, all ? n : m, found, all);
@@ -329,9 +332,11 @@ test_passes(const struct bloom_pass *v, const struct segment *const *seg,
  * segment that has it: a present key usually costs one lookup, an absent
  * one a lookup per segment.  Line by line, a window's keys are tested
  * against several generations in a pass (bits_test_segments); a growable
- * filter's keys, and a sorted pass, visit one segment after another: the
- * keys present in a grown filter are spread over its segments, and one
- * segment at a time costs them 0.31 s against 0.41 for 10 M lines.
+ * filter's keys, and a sorted pass, visit one segment after another
+ * (test_passes): the keys present in a grown filter are spread over its
+ * segments, and one segment at a time costs them 0.31 s against 0.41 for
+ * 10 M lines.  Line by line, a chunk whose keys a sample says are mostly
+ * absent is the exception (bits_test_rest).
  * Starts from what a pretest found, if prefound is not NULL.  Sets
  * found[i] and leaves the keys found nowhere in v->idx; returns how many.
  */
@@ -761,8 +766,10 @@ bloom_add_pass(struct bloom *b, const struct bloom_pass *v,
  * find may have been set since (by an earlier line of the stream), and
  * its mask of 0 makes bloom_add_test test it again.  Most repeated lines
  * are then found without the main thread, which sets bits and writes
- * lines; and as a key not tested counts as not found, the reader may test
- * only a share of a group's keys, the share that keeps both threads busy.
+ * lines.  The answers do not depend on where a fixed filter's chunks
+ * begin, so the reader may test only a share of a group's keys, the share
+ * that keeps both threads busy.  Without a reader thread it would only
+ * test twice (stream/engine.c asks for it only with one).
  */
 static struct bloom_pretest *
 plan_fixed(const struct bloom *b)
@@ -775,7 +782,7 @@ plan_fixed(const struct bloom *b)
 	p->seg[0] = b->seg[b->live[0]];
 	p->nseg = 1;
 	p->mask = 0;
-	p->retest = 1;
+	p->shares = 1;
 	return p;
 }
 
@@ -791,13 +798,16 @@ bloom_pretest_plan(struct bloom *b, enum bloom_pretest_for use)
 	if (b->hdr.mode != MODE_GROW || segments_refresh(b) != BLOOM_OK)
 		return NULL;
 	/*
-	 * The reader also reads, splits and hashes; the main thread of an
-	 * add also sets bits and writes lines.  Measured on a filter grown
-	 * 32 times (bench/run), the best shares were 2 of 5 older segments
-	 * for add and 1 of 6 for check: about two fifths and one sixth.
+	 * A check takes every segment, and its reader tests the lines it
+	 * hashes, a share that follows whichever thread waits (lines.c):
+	 * the threads split the lines, not the segments.  An add's reader
+	 * tests every line, against some segments: its main thread also sets
+	 * bits and writes lines, and measured on a filter grown 32 times
+	 * (bench/run), the best share was 2 of 5 older segments: about two
+	 * fifths.
 	 */
 	ncand = b->nlive - (adding ? 1 : 0);
-	want = adding ? (2 * ncand + 3) / 5 : (ncand + 1) / 5;
+	want = adding ? (2 * ncand + 3) / 5 : ncand > 1 ? ncand : 0;
 	if (want > ncand)
 		want = ncand;
 	if (want > PRETEST_MAX)
@@ -810,19 +820,20 @@ bloom_pretest_plan(struct bloom *b, enum bloom_pretest_for use)
 		p->seg[p->nseg++] = b->seg[b->live[li]];
 		p->mask |= (uint64_t)1 << b->live[li];
 	}
+	p->shares = !adding;
 	return p;
+}
+
+int
+bloom_pretest_shares(const struct bloom_pretest *p)
+{
+	return p->shares;
 }
 
 void
 bloom_pretest_free(struct bloom_pretest *p)
 {
 	free(p);
-}
-
-int
-bloom_pretest_partial(const struct bloom_pretest *p)
-{
-	return p->retest;
 }
 
 void

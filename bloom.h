@@ -209,13 +209,16 @@ enum bloom_pretest_for {
 struct bloom_pretest *bloom_pretest_plan(struct bloom *b,
     enum bloom_pretest_for use);
 
+/* Returns 1 if a reader may test only a share of each group's lines
+ * against p, the caller testing the others (a check, or an add that tests
+ * each line into a fixed filter), or 0 if it must test them all (an add
+ * to a growable filter: its answers at a growth depend on where its
+ * chunks begin, which must not depend on the threads' timing). */
+int bloom_pretest_shares(const struct bloom_pretest *p);
+
 /* Frees p (NULL is a no-op). */
 void bloom_pretest_free(struct bloom_pretest *p);
 
-/* Returns 1 if p's keys may be tested in part: those a pretest did not
- * test are given as not found, and the caller's test finds them; 0 if
- * every key must be pretested. */
-int bloom_pretest_partial(const struct bloom_pretest *p);
 
 /* Tests the n keys against p's segments, setting found[i].  Reads only
  * what does not change while the filter is open: safe in any thread. */

@@ -61,6 +61,16 @@ size_t bits_test_segments(const struct segment *const *seg, unsigned nseg,
     const uint64_t *hashes, size_t n, unsigned char *found, uint32_t *idx,
     size_t m, int all);
 
+/* Tests the n keys against the nseg segments of a growable filter, the
+ * fullest first, a key until one has it: all n if all, else the m that
+ * idx lists (indices into hashes; found holds what is found so far).  A
+ * segment at a time, or in one pass if a sample of the keys says most are
+ * absent.  Sets found[i] to 1 if a segment may have key i; leaves in idx,
+ * in order, the keys found nowhere and returns how many. */
+size_t bits_test_rest(const struct segment *const *seg, unsigned nseg,
+    const uint64_t *hashes, size_t n, unsigned char *found, uint32_t *idx,
+    size_t m, int all);
+
 /* Adds the n keys to segment s in order, setting isnew[i] to 1 if one of
  * key i's bits was clear, else 0; returns how many were new to it.  Bits
  * are set with atomic ORs: processes adding at once lose nothing. */

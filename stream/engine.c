@@ -198,8 +198,11 @@ replan(struct engine *e)
 		return;
 	if (e->nplans == sizeof e->plan / sizeof e->plan[0])
 		return;
+	/* An add --new's plan for a fixed filter has the caller test again
+	 * what the pretest did not find: worth it only in another thread. */
 	p = bloom_pretest_plan(e->filter, !e->adding ? BLOOM_PRETEST_CHECK :
-	    e->emit ? BLOOM_PRETEST_ADD_NEW : BLOOM_PRETEST_ADD);
+	    e->emit && lines_threaded(&e->reader) ? BLOOM_PRETEST_ADD_NEW :
+	    BLOOM_PRETEST_ADD);
 	e->plan[e->nplans++] = p;
 	e->planned_for = bloom_nsegments(e->filter);
 	lines_pretest(&e->reader, p);
@@ -271,6 +274,22 @@ deliver(struct engine *e)
 }
 
 /*
+ * Returns how many of the n lines of g from line from on have had the
+ * pretest that line has had, at most n: the reader tests only the lines
+ * it hashed.  Sets *pre to their answers, or to NULL if they had none.
+ */
+static size_t
+pretested(const struct line_group *g, size_t from, size_t n,
+    const unsigned char **pre)
+{
+	*pre = NULL;
+	if (g->pretest == NULL || from >= g->hashed)
+		return n;
+	*pre = g->found + from;
+	return g->hashed - from < n ? g->hashed - from : n;
+}
+
+/*
  * Adds the lines of g, writing the new ones (or, --dups, the others)
  * before it sets any bit: test, once per chunk, claim, write, deliver,
  * set.  The chunks are pieces of LIVE_CHUNK lines, whose blocks are still
@@ -285,9 +304,8 @@ live_group(struct engine *e, const struct line_group *g)
 	size_t from, k, done;
 
 	for (from = 0; from < g->nlines; from += k) {
-		k = g->nlines - from < LIVE_CHUNK ? g->nlines - from :
-		    LIVE_CHUNK;
-		pre = g->pretest != NULL ? g->found + from : NULL;
+		k = pretested(g, from, g->nlines - from < LIVE_CHUNK ?
+		    g->nlines - from : LIVE_CHUNK, &pre);
 		e->status = bloom_add_test(e->filter, g->pretest, pre,
 		    g->hash + from, k, e->hit + from);
 		if (e->status != BLOOM_OK)
@@ -320,22 +338,31 @@ live_group(struct engine *e, const struct line_group *g)
 static enum stream_end
 run_group(struct engine *e, const struct line_group *g)
 {
-	const unsigned char *pre = g->pretest != NULL ? g->found : NULL;
-	size_t done = 0;
+	const unsigned char *pre;
+	size_t done = 0, from, k, part;
 
 	if (e->adding && e->emit)
 		return live_group(e, g);
-	if (e->adding)
-		e->status = bloom_add(e->filter, g->pretest, pre, g->hash,
-		    g->nlines, e->hit, &done);
-	else if (e->all != NULL) {
+	if (e->all != NULL) {
 		if ((e->status = union_test(e->all, g, e->hit)) == BLOOM_OK)
 			done = g->nlines;
 		else
 			e->failed = e->all->filter[e->all->failed];
-	} else if ((e->status = bloom_test(e->filter, g->pretest, pre,
-	    g->hash, g->nlines, e->hit)) == BLOOM_OK)
-		done = g->nlines;
+	}
+	/* The lines the reader pretested, then the others. */
+	for (from = 0; e->all == NULL && from < g->nlines; from += k) {
+		k = pretested(g, from, g->nlines - from, &pre);
+		part = 0;
+		if (e->adding)
+			e->status = bloom_add(e->filter, g->pretest, pre,
+			    g->hash + from, k, e->hit + from, &part);
+		else if ((e->status = bloom_test(e->filter, g->pretest, pre,
+		    g->hash + from, k, e->hit + from)) == BLOOM_OK)
+			part = k;
+		done = from + part;
+		if (e->status != BLOOM_OK)
+			break;
+	}
 	if (e->all == NULL)
 		replan(e);
 	/* The lines before a failure were added: they are written. */

@@ -11,8 +11,10 @@
  * and the caller hashes the rest when it takes the group.  The share
  * follows whichever side waits for the other (balance), so that both
  * processors are busy whatever the work on the lines costs.  A pretest
- * (the filter's test, done ahead by the helper) covers every line, or,
- * if the filter allows it to be partial, the same share.
+ * that allows it (bloom_pretest_shares: a check of a filter of several
+ * segments, an add --new to a fixed one) is shared the same way: the
+ * helper tests the lines it hashed against the pretest's segments, and
+ * the caller tests the others against every segment.
  *
  * A small regular file is read without a thread, as is any input when no
  * thread can be had or only one processor may run this process:
@@ -547,15 +549,11 @@ fill(struct lines *r, struct line_group *g, const struct bloom *filter)
 		i = 1;
 	}
 	/* The keys of fields are made in r->key, which is the helper's; a
-	 * pretest needs every hash, unless it may be partial. */
+	 * pretest that is not shared needs every hash. */
 	g->pretest = __atomic_load_n(&r->pretest, __ATOMIC_ACQUIRE);
-	/* Without a thread, a partial pretest would only test twice. */
-	if (!r->threaded && g->pretest != NULL &&
-	    bloom_pretest_partial(g->pretest))
-		g->pretest = NULL;
 	g->hashed = g->nlines;
 	if (r->threaded && r->fields == NULL && (g->pretest == NULL ||
-	    bloom_pretest_partial(g->pretest))) {
+	    bloom_pretest_shares(g->pretest))) {
 		g->hashed = g->nlines * __atomic_load_n(&r->share,
 		    __ATOMIC_RELAXED) / SHARE_ONE;
 		if (g->hashed < i)
@@ -570,10 +568,8 @@ fill(struct lines *r, struct line_group *g, const struct bloom *filter)
 		    g->line[g->nlines - 1].len - g->buf) : 0;
 	}
 	g->bytes = start;
-	if (g->pretest != NULL) {
+	if (g->pretest != NULL)
 		bloom_pretest(g->pretest, g->hash, g->hashed, g->found);
-		memset(g->found + g->hashed, 0, g->nlines - g->hashed);
-	}
 	r->carry = g->buf + start;
 	r->carry_len = len - start;
 	r->carry_scanned = scanned - start;
@@ -653,6 +649,12 @@ void
 lines_fields(struct lines *r, const struct fields *f)
 {
 	r->fields = f;
+}
+
+int
+lines_threaded(const struct lines *r)
+{
+	return r->threaded;
 }
 
 void

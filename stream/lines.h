@@ -29,7 +29,8 @@ struct line_group {
 	uint64_t *hash;		/* bloom_hash of each line */
 	const struct bloom_pretest *pretest;	/* what found holds the
 					 * answers of, or NULL */
-	unsigned char *found;	/* found by pretest */
+	unsigned char *found;	/* found by pretest, for the first
+				 * hashed lines */
 	size_t nlines;		/* lines in line and hash */
 	size_t hashed;		/* lines the helper hashed: the caller
 				 * hashes the others in lines_next */
@@ -94,11 +95,14 @@ int lines_init(struct lines *r, unsigned char delim, int keep);
 void lines_fields(struct lines *r, const struct fields *f);
 
 /* Starts reading fd, hashing the lines for filter and, if pretest is not
- * NULL, testing them against its segments (into each group's found): in a
- * helper thread if one can be had, two processors may run it and fd is
- * not a small file. */
+ * NULL, testing the lines it hashes against its segments (into each
+ * group's found): in a helper thread if one can be had, two processors may
+ * run it and fd is not a small file. */
 void lines_start(struct lines *r, int fd, const struct bloom *filter,
     const struct bloom_pretest *pretest);
+
+/* Returns 1 if a helper thread reads for r (after lines_start), else 0. */
+int lines_threaded(const struct lines *r);
 
 /* Makes the groups filled from now on tested against pretest (NULL for
  * none), which must stay as it is until lines_stop. */

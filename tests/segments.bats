@@ -512,4 +512,18 @@ assert d["bits"] == sum(s["bits"] for s in d["segments"] if s["live"])
 	[ "$output" = "$want" ]
 	run -0 bloom check -c g.bf probe
 	[ "$output" = "$(printf '%s\n' "$want" | wc -l)" ]
+
+	# From a pipe or a file of 1 MiB or more, the reader thread tests a
+	# share of each group's lines against every segment and the main
+	# thread the others: the same lines, in order.
+	for i in 1 2 3 4 5 6 7 8; do cat probe; done >big
+	[ "$(wc -c <big)" -gt 1048576 ]
+	bloom check --memory 4K g.bf big >want
+	[ "$(wc -l <want)" -eq $((8 * $(printf '%s\n' "$want" | wc -l))) ]
+	bloom check g.bf big >got
+	cmp want got
+	cat big | bloom check g.bf >got
+	cmp want got
+	cat big | bloom check -v g.bf >got
+	grep -vxF -f want big | cmp - got
 }
