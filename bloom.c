@@ -49,38 +49,6 @@ struct bloom_pretest {
 _Static_assert(HEAD_READ >= V2_HEADER_SIZE + SEGMENTS_MAX * SLOT_SIZE,
     "a whole table is read at open");
 
-/*
- * Maps every page of the filter in one call.  For a filter in the page
- * cache that costs a fraction of a second for gigabytes, against a fault
- * per page otherwise, some ten times more for each page touched; so it is
- * done up front for a full scan and, for lookups, once they are many
- * enough to touch a good share of the pages.  Advice only: failure changes
- * nothing but speed.
- */
-static void
-prefault_range(void *map, size_t size)
-{
-#ifdef MADV_POPULATE_READ
-	if (madvise(map, size, MADV_POPULATE_READ) == 0)
-		return;
-#endif
-	madvise(map, size, MADV_WILLNEED);
-}
-
-static void
-prefault(struct bloom *b)
-{
-	unsigned i;
-
-	b->prefaulted = 1;
-	if (b->hdr.version == FORMAT_V1) {
-		prefault_range(b->head, b->head_size);
-		return;
-	}
-	for (i = 0; i < b->nmapped; i++)
-		prefault_range(b->seg[i].map, b->seg[i].map_size);
-}
-
 /* Counts n more lookups, and prefaults once they reach PREFAULT_SHARE of
  * the pages. */
 static inline void
@@ -88,7 +56,7 @@ note_lookups(struct bloom *b, size_t n)
 {
 	b->lookups += n;
 	if (!b->prefaulted && b->lookups >= b->prefault_at)
-		prefault(b);
+		segments_prefault(b);
 }
 
 int
@@ -994,10 +962,10 @@ bloom_fill(struct bloom *b, unsigned i, uint64_t hist[BLOCK_BITS + 1])
 	memset(hist, 0, (BLOCK_BITS + 1) * sizeof hist[0]);
 	if (!b->sparse) {
 		if (s->map != NULL && memory_fits(s->map_size))
-			prefault_range(s->map, s->map_size);
+			segments_prefault_one(s);
 		else if (s->map == NULL && !b->prefaulted &&
 		    memory_fits(b->head_size))
-			prefault(b);
+			segments_prefault(b);
 		return bits_count(word, s->info.nblocks, hist);
 	}
 	/* Holes are zero bits: counted, not read.  Their bounds are whole

@@ -245,6 +245,44 @@ segments_unmap(struct bloom *b)
 	unmap_from(b, 0);
 }
 
+/*
+ * Maps every page of the filter in one call.  For a filter in the page
+ * cache that costs a fraction of a second for gigabytes, against a fault
+ * per page otherwise, some ten times more for each page touched; so it is
+ * done up front for a full scan and, for lookups, once they are many
+ * enough to touch a good share of the pages (bloom.c).  Advice only:
+ * failure changes nothing but speed.
+ */
+static void
+prefault_range(void *map, size_t size)
+{
+#ifdef MADV_POPULATE_READ
+	if (madvise(map, size, MADV_POPULATE_READ) == 0)
+		return;
+#endif
+	madvise(map, size, MADV_WILLNEED);
+}
+
+void
+segments_prefault_one(const struct segment *s)
+{
+	prefault_range(s->map, s->map_size);
+}
+
+void
+segments_prefault(struct bloom *b)
+{
+	unsigned i;
+
+	b->prefaulted = 1;
+	if (b->hdr.version == FORMAT_V1) {
+		prefault_range(b->head, b->head_size);
+		return;
+	}
+	for (i = 0; i < b->nmapped; i++)
+		prefault_range(b->seg[i].map, b->seg[i].map_size);
+}
+
 /* Maps the segments another process appended since the last look. */
 static int
 map_appended(struct bloom *b, uint64_t count)

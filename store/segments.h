@@ -19,6 +19,7 @@
 					 * before its time more room */
 
 struct bloom;
+struct segment;
 
 /* Sizes segment i of a v2 filter whose header fields (mode, capacity,
  * target_fpr, growth, ratio, slots) are in h, starting at offset.  Returns
@@ -32,6 +33,13 @@ int segments_map(struct bloom *b);
 
 /* Unmaps every segment. */
 void segments_unmap(struct bloom *b);
+
+/* Maps every page of b's segments (or of a version 1 file) into the
+ * process ahead of its lookups, and notes it in b->prefaulted. */
+void segments_prefault(struct bloom *b);
+
+/* Maps every page of segment s, which is mapped on its own. */
+void segments_prefault_one(const struct segment *s);
 
 /* Brings the list up to date: maps segments other processes appended,
  * works out the generation now and which segments are live.  Returns
