@@ -284,7 +284,9 @@ test_passes(const struct bloom_pass *v, const struct segment *const *seg,
 {
 	unsigned i;
 
-	if (v->visit == NULL)
+	/* One segment has nothing to sample or order: all n keys are then
+	 * tested in turn, without a list (a fixed filter's pretest). */
+	if (v->visit == NULL && nseg > 1)
 		return bits_test_rest(seg, nseg, hashes, n, found, idx, m, all);
 	for (i = 0; i < nseg && m > 0; i++) {
 		visit(v, seg[i], hashes, all ? NULL : idx, m, 0, found);
