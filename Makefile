@@ -178,7 +178,7 @@ uninstall:
 clean:
 	rm -f bloom $(OBJ) tests/sanitize.o $(TESTBIN) tests/fuzz/header \
 		tests/fuzz/lines tests/fuzz/options bench/gen-urls bench/floor \
-		bench/layouts
+		bench/layouts bench/faults-probe
 	rm -rf $(FUZZ_CORPUS) $(FUZZ_CORPUS)-lines $(FUZZ_CORPUS)-options
 
 .PHONY: all example check need layers fuzz fuzz-header fuzz-lines fuzz-options \
