@@ -24,7 +24,9 @@
  * claimer's slot and that slot's generation, and 50 bits of the key's
  * hash.  An adder holds an open file description lock (F_OFD_SETLK) on
  * the byte of its slot for as long as it lives: the kernel lets go of it
- * when the adder dies however it dies, which is how the others tell.
+ * when the adder dies however it dies, which is how the others tell.  The
+ * last adder to leave removes the table; one killed leaves it for the
+ * next adder of the filter to remove when it leaves.
  *
  * Claims cost a shared cache miss a key, so an adder alone claims
  * nothing: it says so in its slot (unclaimed) for each chunk, and one
@@ -87,6 +89,7 @@ struct head {
 _Static_assert(sizeof(struct head) == HEAD_BYTES, "head fills its page");
 
 struct claims {
+	char path[64];		/* the table's name */
 	int fd;			/* the table, holding our slot's lock */
 	unsigned char *map;	/* the table, mapped */
 	struct head *head;	/* its head */
@@ -149,25 +152,36 @@ owner_lives(struct claims *c, uint64_t w, int fresh)
 struct claims *
 claims_join(int fd)
 {
-	char path[64];
 	struct stat st, own;
 	struct claims *c;
 	struct flock fl;
 	unsigned i;
 	struct timespec tick = { 0, 1000000 };
+	unsigned tries;
 
 	if (fstat(fd, &st) == -1 || (c = calloc(1, sizeof *c)) == NULL)
 		return NULL;
-	snprintf(path, sizeof path, "/dev/shm/bloom-claims-%jx-%jx",
+	snprintf(c->path, sizeof c->path, "/dev/shm/bloom-claims-%jx-%jx",
 	    (uintmax_t)st.st_dev, (uintmax_t)st.st_ino);
-	c->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
-	    O_NOCTTY, st.st_mode & 0666);
-	if (c->fd == -1)
-		goto fail;
+	/* The last adder to leave removes the table (claims_leave), under
+	 * its lock: one opened just before is then no one's, and is opened
+	 * again. */
+	for (tries = 0;; tries++) {
+		c->fd = open(c->path, O_RDWR | O_CREAT | O_CLOEXEC |
+		    O_NOFOLLOW | O_NOCTTY, st.st_mode & 0666);
+		if (c->fd == -1 || flock(c->fd, LOCK_EX) == -1 ||
+		    fstat(c->fd, &own) == -1)
+			goto fail;
+		if (own.st_nlink > 0)
+			break;
+		close(c->fd);
+		c->fd = -1;
+		if (tries == 100)
+			goto fail;
+	}
 	/* Anyone may make a file in /dev/shm: a table another user made
 	 * than the filter's owner or us is not trusted. */
-	if (flock(c->fd, LOCK_EX) == -1 || fstat(c->fd, &own) == -1 ||
-	    !S_ISREG(own.st_mode) || (own.st_uid != st.st_uid &&
+	if (!S_ISREG(own.st_mode) || (own.st_uid != st.st_uid &&
 	    own.st_uid != geteuid()))
 		goto fail;
 	if (own.st_size == 0) {
@@ -225,11 +239,18 @@ fail:
 void
 claims_leave(struct claims *c)
 {
+	uint64_t live;
+
 	if (c == NULL)
 		return;
 	if (flock(c->fd, LOCK_EX) == 0) {
-		__atomic_store_n(&c->head->adders, count_live(c, 0),
-		    __ATOMIC_SEQ_CST);
+		live = count_live(c, 0);
+		__atomic_store_n(&c->head->adders, live, __ATOMIC_SEQ_CST);
+		/* The last one out removes the table: 4 MiB of memory that
+		 * would stay until a reboot.  One that joins meanwhile waits
+		 * for this lock and then finds the table gone. */
+		if (live == 0)
+			(void)unlink(c->path);
 		flock(c->fd, LOCK_UN);
 	}
 	munmap(c->map, TABLE_BYTES);

@@ -287,3 +287,8 @@ teardown_hosts() {
 		"$BATS_TEST_DIRNAME/hosts" stop "$hosts"
 	fi
 }
+
+# Prints the name of the claim table of filter f (store/claims.c).
+claim_table() {
+	printf '/dev/shm/bloom-claims-%x-%x' $(stat -c '%d %i' "$1")
+}

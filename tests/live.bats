@@ -252,6 +252,34 @@ same_stream() {
 	bloom add --new f.bf in >o3
 	run -0 bash -c 'sort -u o1 o2 o3 | comm -23 <(sort in) -'
 	[ "$output" = "" ]
+	# The killed adder left the claim table; the last one out removed it.
+	[ ! -e "$(claim_table f.bf)" ]
+}
+
+# The claim table of a filter (4 MiB in /dev/shm) goes with the last adder
+# to leave it: not while another still adds, and not left for a reboot.
+@test "the claim table goes with the last adder of a filter, not before" {
+	bloom create --seed 3 -n 1000 -p 0.01 f.bf
+	local table first i w
+	table=$(claim_table f.bf)
+	mkfifo feed
+	bloom add --new f.bf <feed >o1 &
+	first=$!
+	exec {w}>feed
+	# Its first line makes it join the table; then it waits for more.
+	echo one >&"$w"
+	for i in $(seq 200); do
+		[ -s o1 ] && break
+		sleep 0.05
+	done
+	[ "$(cat o1)" = one ]
+	[ -e "$table" ]
+	echo two | bloom add --new f.bf >o2
+	[ "$(cat o2)" = two ]
+	[ -e "$table" ]
+	exec {w}>&-
+	wait "$first"
+	[ ! -e "$table" ]
 }
 
 # An add --new alone with a filter sets bits with plain stores, which
