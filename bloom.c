@@ -284,9 +284,7 @@ test_passes(const struct bloom_pass *v, const struct segment *const *seg,
 {
 	unsigned i;
 
-	/* One segment has nothing to sample or order: all n keys are then
-	 * tested in turn, without a list (a fixed filter's pretest). */
-	if (v->visit == NULL && nseg > 1)
+	if (v->visit == NULL)
 		return bits_test_rest(seg, nseg, hashes, n, found, idx, m, all);
 	for (i = 0; i < nseg && m > 0; i++) {
 		visit(v, seg[i], hashes, all ? NULL : idx, m, 0, found);

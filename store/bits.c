@@ -650,6 +650,12 @@ bits_test_rest(const struct segment *const *seg, unsigned nseg,
 	size_t hits[SEGMENTS_MAX] = { 0 }, sample, left, rest, h;
 	unsigned i, j;
 
+	/* One segment has nothing to sample or order: all n keys are then
+	 * tested in turn, without a list (a fixed filter's pretest). */
+	if (all && nseg == 1) {
+		bits_test(seg[0], hashes, n, found);
+		return bits_missing(idx, n, found, 1);
+	}
 	if (all) {
 		memset(found, 0, n);
 		m = bits_missing(idx, n, found, 1);

@@ -153,17 +153,20 @@ locks_writer_share(int fd)
 	return -1;
 }
 
-int
-locks_set_list(struct bloom *b, const uint64_t *hashes,
-    const uint32_t *idx, size_t m)
+/* Takes b's writers' byte alone if b's writer may be and no other process
+ * has the filter open for writing.  Returns 1 if it did: the caller sets
+ * bits with plain stores, then calls share_again. */
+static int
+take_alone(struct bloom *b)
 {
-	const struct segment *t = &b->seg[b->target];
+	return b->writers == 1 && locks_writer_alone(b->fd);
+}
 
-	if (b->writers != 1 || !locks_writer_alone(b->fd)) {
-		bits_set_list(t, hashes, idx, m);
-		return BLOOM_OK;
-	}
-	bits_set_list_alone(t, hashes, idx, m);
+/* Ends what take_alone began.  Returns BLOOM_OK, or BLOOM_ERRNO (then b
+ * no longer takes the byte alone). */
+static int
+share_again(struct bloom *b)
+{
 	if (locks_writer_share(b->fd) == -1) {
 		b->writers = -1;
 		return BLOOM_ERRNO;
@@ -172,21 +175,31 @@ locks_set_list(struct bloom *b, const uint64_t *hashes,
 }
 
 int
+locks_set_list(struct bloom *b, const uint64_t *hashes,
+    const uint32_t *idx, size_t m)
+{
+	const struct segment *t = &b->seg[b->target];
+
+	if (!take_alone(b)) {
+		bits_set_list(t, hashes, idx, m);
+		return BLOOM_OK;
+	}
+	bits_set_list_alone(t, hashes, idx, m);
+	return share_again(b);
+}
+
+int
 locks_add_list(struct bloom *b, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *isnew, size_t *fresh)
 {
 	const struct segment *t = &b->seg[b->target];
 
-	if (b->writers != 1 || !locks_writer_alone(b->fd)) {
+	if (!take_alone(b)) {
 		*fresh = idx != NULL ? bits_add_list(t, hashes, idx, m, isnew) :
 		    bits_add(t, hashes, m, isnew);
 		return BLOOM_OK;
 	}
 	*fresh = idx != NULL ? bits_add_list_alone(t, hashes, idx, m, isnew) :
 	    bits_add_alone(t, hashes, m, isnew);
-	if (locks_writer_share(b->fd) == -1) {
-		b->writers = -1;
-		return BLOOM_ERRNO;
-	}
-	return BLOOM_OK;
+	return share_again(b);
 }
