@@ -503,28 +503,6 @@ keys_words(const struct cand *c, const uint64_t *h, size_t n, int add)
 	return keys_loop(c, h, n, add, WORDS);
 }
 
-/* Returns how many of the n keys are found. */
-size_t
-test_keys(const struct cand *c, const uint64_t *h, size_t n,
-    unsigned char *scratch)
-{
-	switch (c->kind) {
-	case FIXED:
-		return keys_fixed(c, h, n, 0);
-	case SEPARATE:
-		return test_sequential(c, h, n, scratch, 0);
-	case SEPARATE_ONE:
-		return keys_one_pass(c, h, n, 0);
-	case INTERLEAVED:
-		return keys_interleaved(c, h, n, 0);
-	case WORDS:
-		return keys_words(c, h, n, 0);
-	case APBF:
-		return c->simd ? apbf_simd(c, h, n, 0) : apbf_test(c, h, n);
-	}
-	return 0;
-}
-
 /* APBF's add --new: the positions drawn once for the test and the set. */
 static size_t
 apbf_add(const struct cand *c, const uint64_t *h, size_t n)
@@ -547,31 +525,47 @@ apbf_add(const struct cand *c, const uint64_t *h, size_t n)
 	return hits;
 }
 
-/* add --new: tests every generation for the answer, then sets the key in
- * the newest unless found.  A key found in an older generation only is
- * found for the answer but must be set again to stay; this bench adds only
- * new keys, whose false positives it leaves unset as a filter without
- * refresh would, which changes nothing measurable at 1 %.  Returns the
- * keys found. */
+/* Tests the n keys (add 0), or does add --new of them (add 1): tests
+ * every generation for the answer, then sets the key in the newest unless
+ * found.  A key found in an older generation only is found for the answer
+ * but must be set again to stay; this bench adds only new keys, whose
+ * false positives it leaves unset as a filter without refresh would,
+ * which changes nothing measurable at 1 %.  Returns the keys found. */
+static size_t
+run_keys(const struct cand *c, const uint64_t *h, size_t n,
+    unsigned char *scratch, int add)
+{
+	switch (c->kind) {
+	case FIXED:
+		return keys_fixed(c, h, n, add);
+	case SEPARATE:
+		return test_sequential(c, h, n, scratch, add);
+	case SEPARATE_ONE:
+		return keys_one_pass(c, h, n, add);
+	case INTERLEAVED:
+		return keys_interleaved(c, h, n, add);
+	case WORDS:
+		return keys_words(c, h, n, add);
+	case APBF:
+		if (c->simd)
+			return apbf_simd(c, h, n, add);
+		return add ? apbf_add(c, h, n) : apbf_test(c, h, n);
+	}
+	return 0;
+}
+
+size_t
+test_keys(const struct cand *c, const uint64_t *h, size_t n,
+    unsigned char *scratch)
+{
+	return run_keys(c, h, n, scratch, 0);
+}
+
 size_t
 add_keys(const struct cand *c, const uint64_t *h, size_t n,
     unsigned char *scratch)
 {
-	switch (c->kind) {
-	case FIXED:
-		return keys_fixed(c, h, n, 1);
-	case SEPARATE:
-		return test_sequential(c, h, n, scratch, 1);
-	case SEPARATE_ONE:
-		return keys_one_pass(c, h, n, 1);
-	case INTERLEAVED:
-		return keys_interleaved(c, h, n, 1);
-	case WORDS:
-		return keys_words(c, h, n, 1);
-	case APBF:
-		return c->simd ? apbf_simd(c, h, n, 1) : apbf_add(c, h, n);
-	}
-	return 0;
+	return run_keys(c, h, n, scratch, 1);
 }
 
 /* Sets the keys in the newest generation without testing: the fill. */

@@ -333,7 +333,9 @@ main(int argc, char **argv)
 			usage();
 		}
 	}
-	if (q == 0 || fpkeys == 0 || !(p > 0.0 && p < 1.0))
+	/* A window of fewer items than this has generations of no item. */
+	if (q == 0 || fpkeys == 0 || !(p > 0.0 && p < 1.0) ||
+	    sizes[0] < 1000 || sizes[1] < 1000)
 		usage();
 	load_avg(load, sizeof load);
 	printf("# bench/layouts: p = %g, rounds = %d, %zu keys per timing,"
