@@ -50,6 +50,7 @@ teardown() {
 	cd "$BATS_TEST_TMPDIR" || return 0
 	jobs -p | xargs -r kill -9 2>/dev/null || true
 	wait 2>/dev/null || true
+	drop_claim_tables
 	# Mounts in reverse order: a file system on a loop device over a
 	# tmpfs goes before the tmpfs.
 	if [ -f .mounts ]; then

@@ -244,6 +244,7 @@ usage: bloom merge filter source ..." merge a.bf
 # port, key and directory; tests/hosts starts them (.ci/run does too and
 # says where in BLOOM_TEST_HOSTS).
 teardown() {
+	drop_claim_tables
 	teardown_hosts
 }
 

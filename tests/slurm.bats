@@ -30,6 +30,7 @@ setup_slurm() {
 }
 
 teardown() {
+	drop_claim_tables
 	teardown_hosts
 	if [ -n "${own_slurm:-}" ]; then
 		"$BATS_TEST_DIRNAME/slurm" stop "$slurm"
