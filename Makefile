@@ -35,7 +35,7 @@ STREAM_OBJ = stream/engine.o stream/batch.o stream/lines.o stream/fields.o \
 	stream/union.o stream/repeats.o
 FILTER_OBJ = filter/create.o filter/fold.o filter/merge.o filter/stats.o filter/sweep.o
 CORE_OBJ = bloom.o
-STORE_OBJ = store/format.o store/segments.o store/bits.o store/holes.o \
+STORE_OBJ = store/format.o store/segments.o store/bits.o store/mates.o store/holes.o \
 	store/claims.o store/locks.o \
 	store/iothread.o
 BASE_OBJ = params.o hash.o
@@ -121,7 +121,8 @@ tests/fuzz/header: tests/fuzz/header.c store/format.c hash.c params.c $(HDR)
 FUZZFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -pthread $(CPPFLAGS) -I.
 FUZZ_LINES_SRC = tests/fuzz/lines.c stream/lines.c stream/fields.c bloom.c \
-	store/bits.c store/segments.c store/holes.c store/claims.c store/locks.c \
+	store/bits.c store/mates.c store/segments.c store/holes.c store/claims.c \
+	store/locks.c \
 	store/format.c \
 	params.c hash.c lib/clock.c lib/memory.c lib/threads.c
 

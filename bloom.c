@@ -29,6 +29,7 @@
 #include "store/handle.h"
 #include "store/segments.h"
 #include "store/locks.h"
+#include "store/mates.h"
 
 #define PAGE_GUESS	4096	/* bytes in a page, for heuristics */
 #define PREFAULT_SHARE	16	/* prefault after pages / this lookups */
@@ -44,7 +45,11 @@ struct bloom_pretest {
 	struct segment seg[PRETEST_MAX];	/* copies, the fullest first */
 	uint64_t mask;			/* their indices, as bits */
 	int shares;			/* see bloom_pretest_shares */
+	size_t chunk;			/* keys of a bloom_add_test, or 0 */
 };
+
+#define PRETEST_MATE	0x10	/* a key not found that may repeat another
+				 * of its chunk (mates_mark) */
 
 _Static_assert(HEAD_READ >= V2_HEADER_SIZE + SEGMENTS_MAX * SLOT_SIZE,
     "a whole table is read at open");
@@ -318,7 +323,8 @@ test_live(struct bloom *b, const struct bloom_pass *v,
 	unsigned li, nseg = 0;
 
 	if (prefound != NULL) {
-		memcpy(found, prefound, n);
+		for (m = 0; m < n; m++)
+			found[m] = prefound[m] & 1;
 		m = bits_missing(v->idx, n, found, 1);
 	} else
 		memset(found, 0, n);
@@ -641,14 +647,14 @@ bloom_add(struct bloom *b, const struct bloom_pretest *p,
  * BLOOM_ERRNO (no memory). */
 static int
 found_to_new_in_chunk(const struct bloom *b, const uint64_t *hashes,
-    unsigned char *isnew, size_t n)
+    unsigned char *isnew, size_t n, const unsigned char *marked)
 {
 	found_to_new(isnew, n);
 	/* A growable filter may grow, and a window rotate, in the middle
 	 * of a chunk, whose keys then go to more than one segment: there a
 	 * line whose bits only lines of its own chunk set is new. */
-	if (bloom_finds_repeats(b) && bits_chunk_mates(&b->seg[b->target],
-	    hashes, isnew, n) == -1)
+	if (bloom_finds_repeats(b) && mates_chunk(&b->seg[b->target],
+	    hashes, isnew, n, marked, PRETEST_MATE) == -1)
 		return BLOOM_ERRNO;
 	return BLOOM_OK;
 }
@@ -669,7 +675,8 @@ bloom_add_test(struct bloom *b, const struct bloom_pretest *p,
 	claims_start(b);
 	if ((s = bloom_test(b, p, prefound, hashes, n, isnew)) != BLOOM_OK)
 		return s;
-	return found_to_new_in_chunk(b, hashes, isnew, n);
+	return found_to_new_in_chunk(b, hashes, isnew, n, prefound != NULL &&
+	    p->chunk != 0 ? prefound : NULL);
 }
 
 int
@@ -692,7 +699,7 @@ bloom_add_test_pass(struct bloom *b, const struct bloom_pass *v,
 	claims_start(b);
 	if ((s = bloom_test_pass(b, v, hashes, n, isnew)) != BLOOM_OK)
 		return s;
-	return found_to_new_in_chunk(b, hashes, isnew, n);
+	return found_to_new_in_chunk(b, hashes, isnew, n, NULL);
 }
 
 int
@@ -737,10 +744,12 @@ bloom_add_pass(struct bloom *b, const struct bloom_pass *v,
  * lines.  The answers do not depend on where a fixed filter's chunks
  * begin, so the reader may test only a share of a group's keys, the share
  * that keeps both threads busy.  Without a reader thread it would only
- * test twice (stream/engine.c asks for it only with one).
+ * test twice (stream/engine.c asks for it only with one).  It also marks
+ * in each chunk the keys not found that may share a block with another
+ * (mates_mark): the main thread looks only at those for repeats.
  */
 static struct bloom_pretest *
-plan_fixed(const struct bloom *b)
+plan_fixed(const struct bloom *b, size_t chunk)
 {
 	struct bloom_pretest *p;
 
@@ -751,18 +760,20 @@ plan_fixed(const struct bloom *b)
 	p->nseg = 1;
 	p->mask = 0;
 	p->shares = 1;
+	p->chunk = chunk;
 	return p;
 }
 
 struct bloom_pretest *
-bloom_pretest_plan(struct bloom *b, enum bloom_pretest_for use)
+bloom_pretest_plan(struct bloom *b, enum bloom_pretest_for use,
+    size_t chunk)
 {
 	struct bloom_pretest *p;
 	unsigned li, ncand = 0, want;
 	int adding = use != BLOOM_PRETEST_CHECK;
 
 	if (b->hdr.mode == MODE_FIXED && use == BLOOM_PRETEST_ADD_NEW)
-		return plan_fixed(b);
+		return plan_fixed(b, chunk);
 	if (b->hdr.mode != MODE_GROW || segments_refresh(b) != BLOOM_OK)
 		return NULL;
 	/*
@@ -812,6 +823,7 @@ bloom_pretest(const struct bloom_pretest *p, const uint64_t *hashes,
 	uint32_t idx[BLOOM_CHUNK];
 	struct bloom_pass v;
 	unsigned i;
+	size_t at;
 
 	if (n > BLOOM_CHUNK)
 		return;
@@ -819,6 +831,9 @@ bloom_pretest(const struct bloom_pretest *p, const uint64_t *hashes,
 	for (i = 0; i < p->nseg; i++)
 		seg[i] = &p->seg[i];
 	test_passes(&v, seg, p->nseg, hashes, n, found, idx, n, 1);
+	for (at = 0; p->chunk != 0 && at < n; at += p->chunk)
+		mates_mark(&p->seg[0], hashes + at, found + at,
+		    n - at < p->chunk ? n - at : p->chunk, PRETEST_MATE);
 }
 
 void

@@ -203,11 +203,14 @@ enum bloom_pretest_for {
  * processors: copies of segments that no process adds to while this one
  * is adding (all but the newest of a growable filter), or, for an add
  * that tests each line to a fixed filter, its one segment, whose found
- * keys are kept and others tested again.  NULL if none is worth it (or
- * there is no memory for it: it only saves time).  Free with
+ * keys are kept and others tested again.  For that add, chunk is the keys
+ * of each bloom_add_test call given what bloom_pretest found: the calls
+ * begin at multiples of chunk from the first key pretested, the last one
+ * ending with the last (0 if the calls are not so cut).  NULL if none is
+ * worth it (or there is no memory for it: it only saves time).  Free with
  * bloom_pretest_free once no reader uses it. */
 struct bloom_pretest *bloom_pretest_plan(struct bloom *b,
-    enum bloom_pretest_for use);
+    enum bloom_pretest_for use, size_t chunk);
 
 /* Returns 1 if a reader may test only a share of each group's lines
  * against p, the caller testing the others (a check, or an add that tests

@@ -98,14 +98,6 @@ size_t bits_add_list_alone(const struct segment *s, const uint64_t *hashes,
 const uint64_t *bits_key_mask(const struct segment *s, uint64_t h,
     uint64_t mask[BLOCK_BYTES / 8]);
 
-/* Makes the answers of a chunk of n keys tested against segment t at once
- * (isnew[i] 1 for a new key) those of its keys added to t one at a time:
- * a key marked 1 is marked 0 if the keys marked 1 before it set its
- * missing bits, as a repeat of one does.  Returns 0, or -1 with errno
- * set (no memory) and isnew as it was. */
-int bits_chunk_mates(const struct segment *t, const uint64_t *hashes,
-    unsigned char *isnew, size_t n);
-
 /* Sets the bits of the m keys that idx lists in segment s, keys known to
  * be new (tested just before), with atomic ORs and without testing them
  * again. */

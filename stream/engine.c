@@ -202,7 +202,7 @@ replan(struct engine *e)
 	 * what the pretest did not find: worth it only in another thread. */
 	p = bloom_pretest_plan(e->filter, !e->adding ? BLOOM_PRETEST_CHECK :
 	    e->emit && lines_threaded(&e->reader) ? BLOOM_PRETEST_ADD_NEW :
-	    BLOOM_PRETEST_ADD);
+	    BLOOM_PRETEST_ADD, LIVE_CHUNK);
 	e->plan[e->nplans++] = p;
 	e->planned_for = bloom_nsegments(e->filter);
 	lines_pretest(&e->reader, p);

@@ -1,0 +1,194 @@
+/*
+ * The keys of a chunk that add --new tests at once, writes, and only then
+ * sets: which of them repeat others of the chunk.  A key whose missing
+ * bits the new keys before it in the chunk would have set is no new key,
+ * as if the keys had been added one at a time.  Keys in different blocks
+ * cannot cover each other's bits, so only the few keys that share a
+ * block with another are looked at.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/bits.h"
+#include "store/mates.h"
+
+/* A key of a chunk that shares a block with another, for
+ * mates_chunk. */
+struct mate {
+	uint64_t block;		/* its block in the target */
+	uint32_t key;		/* its index in the chunk */
+	uint32_t bit;		/* mates_bit of its block */
+};
+
+/*
+ * A bitmap of one bit per key, from its block, finds the few keys of a
+ * chunk that share a block with another (the others' bits are alone in
+ * their block); those are sorted by block and walked in chunk order,
+ * each tested against its block and the bits of the keys before it.  The
+ * new keys are listed first, without a branch per key (whether a key is
+ * new is a coin toss), and the passes after walk that list.
+ */
+#define MATES_LOG	16	/* log2 of the bits of the bitmap */
+#define MATES_MUL	0x9e3779b97f4a7c15ULL	/* 2^64 / the golden ratio:
+						 * multiplicative hashing */
+#define MATES_WORDS	(((size_t)1 << MATES_LOG) / 64)
+
+static inline uint32_t
+mates_bit(uint64_t block)
+{
+	return (uint32_t)(block * MATES_MUL >> (64 - MATES_LOG));
+}
+
+/* Moves the n mates of from into to, in order of the byte of their bit
+ * that shift picks, keeping the order of those with the same byte. */
+static void
+mates_by_byte(const struct mate *from, struct mate *to, size_t n,
+    unsigned shift)
+{
+	size_t count[256] = { 0 }, at, c, i;
+
+	for (i = 0; i < n; i++)
+		count[from[i].bit >> shift & 0xff]++;
+	for (at = 0, i = 0; i < 256; i++) {
+		c = count[i];
+		count[i] = at;
+		at += c;
+	}
+	for (i = 0; i < n; i++)
+		to[count[from[i].bit >> shift & 0xff]++] = from[i];
+}
+
+/*
+ * Sorts the n mates, which are in chunk order, by block and then chunk
+ * order: by their bit (a radix sort of its two bytes, which keeps the
+ * order of equal ones), then by block among equal bits, where two blocks
+ * are rarely found (an insertion sort, which costs only what is out of
+ * order).  tmp has room for n.
+ */
+static void
+mates_sort(struct mate *m, struct mate *tmp, size_t n)
+{
+	struct mate x;
+	size_t i, j;
+
+	mates_by_byte(m, tmp, n, 0);
+	mates_by_byte(tmp, m, n, 8);
+	for (i = 1; i < n; i++) {
+		x = m[i];
+		for (j = i; j > 0 && m[j - 1].bit == x.bit &&
+		    m[j - 1].block > x.block; j--)
+			m[j] = m[j - 1];
+		m[j] = x;
+	}
+}
+
+/* Tests the nm mates, in chunk order, each against its block and the
+ * bits of the new keys before it in that block, and marks 0 the keys
+ * these cover.  tmp has room for nm. */
+static void
+mates_settle(const struct segment *t, const uint64_t *hashes,
+    unsigned char *isnew, struct mate *m, struct mate *tmp, size_t nm)
+{
+	uint64_t mask[BLOCK_BYTES / 8], have[BLOCK_BYTES / 8], missing;
+	const uint64_t *words;
+	size_t i;
+	unsigned w;
+
+	mates_sort(m, tmp, nm);
+	for (i = 0; i < nm; i++) {
+		if (i == 0 || m[i].block != m[i - 1].block)
+			memset(have, 0, sizeof have);
+		words = bits_key_mask(t, hashes[m[i].key], mask);
+		missing = 0;
+		for (w = 0; w < BLOCK_BYTES / 8; w++)
+			missing |= mask[w] & ~(have[w] |
+			    __atomic_load_n(&words[w], __ATOMIC_RELAXED));
+		if (missing == 0)
+			isnew[m[i].key] = 0;
+		for (w = 0; w < BLOCK_BYTES / 8; w++)
+			have[w] |= mask[w];
+	}
+}
+
+/*
+ * The reader thread of an add --new runs this on each chunk it pretests,
+ * so that mates_chunk need look only at the few keys it marks: the
+ * bitmap pass without a branch per key (whether one was found is a coin
+ * toss).
+ */
+void
+mates_mark(const struct segment *t, const uint64_t *hashes,
+    unsigned char *found, size_t n, unsigned char flag)
+{
+	uint64_t once[MATES_WORDS], twice[MATES_WORDS], b;
+	size_t i;
+	uint32_t x;
+
+	memset(once, 0, sizeof once);
+	memset(twice, 0, sizeof twice);
+	for (i = 0; i < n; i++) {
+		x = mates_bit(bits_block(t, hashes[i]));
+		b = (uint64_t)(found[i] == 0) << (x & 63);
+		twice[x >> 6] |= once[x >> 6] & b;
+		once[x >> 6] |= b;
+	}
+	for (i = 0; i < n; i++) {
+		x = mates_bit(bits_block(t, hashes[i]));
+		b = twice[x >> 6] >> (x & 63) & (found[i] == 0);
+		found[i] = b ? flag : found[i];
+	}
+}
+
+int
+mates_chunk(const struct segment *t, const uint64_t *hashes,
+    unsigned char *isnew, size_t n, const unsigned char *marked,
+    unsigned char flag)
+{
+	uint64_t once[MATES_WORDS], twice[MATES_WORDS], x;
+	struct mate *m;
+	size_t i, j, nm = 0;
+
+	/* The keys marked are few: a branch on the mark is well predicted,
+	 * one on whether the key is new would not be. */
+	if (marked != NULL)
+		for (i = 0; i < n; i++)
+			nm += marked[i] == flag;
+	else
+		for (i = 0; i < n; i++)
+			nm += isnew[i] == 1;
+	if (nm < 2)
+		return 0;
+	if ((m = malloc(2 * nm * sizeof m[0])) == NULL)
+		return -1;
+	if (marked != NULL) {
+		for (i = j = 0; i < n; i++)
+			if (marked[i] == flag && isnew[i] == 1) {
+				m[j].block = bits_block(t, hashes[i]);
+				m[j].bit = mates_bit(m[j].block);
+				m[j++].key = (uint32_t)i;
+			}
+		mates_settle(t, hashes, isnew, m, m + nm, j);
+		free(m);
+		return 0;
+	}
+	for (i = j = 0; i < n && j < nm; i++) {
+		m[j].block = bits_block(t, hashes[i]);
+		m[j].key = (uint32_t)i;
+		j += isnew[i] == 1;
+	}
+	memset(once, 0, sizeof once);
+	memset(twice, 0, sizeof twice);
+	for (j = 0; j < nm; j++) {
+		x = m[j].bit = mates_bit(m[j].block);
+		twice[x >> 6] |= once[x >> 6] & (uint64_t)1 << (x & 63);
+		once[x >> 6] |= (uint64_t)1 << (x & 63);
+	}
+	for (i = j = 0; j < nm; j++) {
+		x = m[j].bit;
+		m[i] = m[j];
+		i += twice[x >> 6] >> (x & 63) & 1;
+	}
+	mates_settle(t, hashes, isnew, m, m + nm, i);
+	free(m);
+	return 0;
+}

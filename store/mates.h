@@ -1,0 +1,30 @@
+/* mates.h: interface of mates.c, the keys of a chunk tested at once that
+ * repeat others of the chunk.  A segment is store/handle.h's, opaque
+ * here. */
+#ifndef BLOOM_MATES_H
+#define BLOOM_MATES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct segment;
+
+/* Marks with flag (not 0 or 1) each key of the n that is not found
+ * (found[i] 0) and may share its block in segment t with another such
+ * key: what mates_chunk needs to look at in a chunk of these keys
+ * whose new ones are among those not found. */
+void mates_mark(const struct segment *t, const uint64_t *hashes,
+    unsigned char *found, size_t n, unsigned char flag);
+
+/* Makes the answers of a chunk of n keys tested against segment t at once
+ * (isnew[i] 1 for a new key) those of its keys added to t one at a time:
+ * a key marked 1 is marked 0 if the keys marked 1 before it set its
+ * missing bits, as a repeat of one does.  If marked is not NULL, only the
+ * keys it marks flag (mates_mark over a superset of the new
+ * keys) are looked at.  Returns 0, or -1 with errno set (no memory) and
+ * isnew as it was. */
+int mates_chunk(const struct segment *t, const uint64_t *hashes,
+    unsigned char *isnew, size_t n, const unsigned char *marked,
+    unsigned char flag);
+
+#endif
