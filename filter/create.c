@@ -24,6 +24,7 @@
 
 #include "filter/create.h"
 #include "lib/memory.h"
+#include "store/claims.h"
 #include "store/segments.h"
 
 /* Bytes of a hidden temporary name, ".bloom-" 16 hex digits ".tmp". */
@@ -396,12 +397,18 @@ publish(int fd, struct place *pl, int force, int old, const char *path,
 	if (old >= 0 && lock_old(old, path, on_wait) == -1)
 		return -1;
 	if (pl->tmp[0] != '\0')
-		return renameat(pl->dir, pl->tmp, pl->dir, pl->base);
-	if (temp_name(name) == -1 || link_unnamed(pl, fd, name) == -1)
-		return -1;
-	rc = renameat(pl->dir, name, pl->dir, pl->base);
-	if (rc == -1)
-		unlinkat(pl->dir, name, 0);
+		rc = renameat(pl->dir, pl->tmp, pl->dir, pl->base);
+	else {
+		if (temp_name(name) == -1 || link_unnamed(pl, fd, name) == -1)
+			return -1;
+		rc = renameat(pl->dir, name, pl->dir, pl->base);
+		if (rc == -1)
+			unlinkat(pl->dir, name, 0);
+	}
+	/* No adder has the old file open: a claim table it has is one an
+	 * adder killed left, and no adder will open that file again. */
+	if (rc == 0 && old >= 0 && (fcntl(old, F_GETFL) & O_PATH) == 0)
+		claims_forget(old);
 	return rc;
 }
 

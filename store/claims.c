@@ -67,6 +67,7 @@
 #define TABLE_BYTES	(HEAD_BYTES + NBUCKETS * 64)
 #define FP_BITS		50
 #define FP_MASK		(((uint64_t)1 << FP_BITS) - 1)
+#define PATH_SIZE	64		/* bytes of a table's name */
 #define SPINS		1000		/* tries at a bucket's lock before
 					 * asking if its holder lives */
 
@@ -89,7 +90,7 @@ struct head {
 _Static_assert(sizeof(struct head) == HEAD_BYTES, "head fills its page");
 
 struct claims {
-	char path[64];		/* the table's name */
+	char path[PATH_SIZE];	/* the table's name */
 	int fd;			/* the table, holding our slot's lock */
 	unsigned char *map;	/* the table, mapped */
 	struct head *head;	/* its head */
@@ -149,6 +150,14 @@ owner_lives(struct claims *c, uint64_t w, int fresh)
 	return c->alive[slot];
 }
 
+/* The name of the claim table of the filter with status st. */
+static void
+table_path(char *path, size_t size, const struct stat *st)
+{
+	snprintf(path, size, "/dev/shm/bloom-claims-%jx-%jx",
+	    (uintmax_t)st->st_dev, (uintmax_t)st->st_ino);
+}
+
 struct claims *
 claims_join(int fd)
 {
@@ -161,8 +170,7 @@ claims_join(int fd)
 
 	if (fstat(fd, &st) == -1 || (c = calloc(1, sizeof *c)) == NULL)
 		return NULL;
-	snprintf(c->path, sizeof c->path, "/dev/shm/bloom-claims-%jx-%jx",
-	    (uintmax_t)st.st_dev, (uintmax_t)st.st_ino);
+	table_path(c->path, sizeof c->path, &st);
 	/* The last adder to leave removes the table (claims_leave), under
 	 * its lock: one opened just before is then no one's, and is opened
 	 * again. */
@@ -256,6 +264,18 @@ claims_leave(struct claims *c)
 	munmap(c->map, TABLE_BYTES);
 	close(c->fd);	/* lets go of our slot */
 	free(c);
+}
+
+void
+claims_forget(int fd)
+{
+	char path[PATH_SIZE];
+	struct stat st;
+
+	if (fstat(fd, &st) == -1)
+		return;
+	table_path(path, sizeof path, &st);
+	(void)unlink(path);
 }
 
 int

@@ -19,6 +19,11 @@ struct claims *claims_join(int fd);
 /* Leaves the table and frees c (NULL is a no-op). */
 void claims_leave(struct claims *c);
 
+/* Removes the claim table of the filter open as fd, if there is one:
+ * for a filter no adder has open (create -f holds it locked exclusively),
+ * whose table an adder that was killed left.  Best effort. */
+void claims_forget(int fd);
+
 /* Starts a chunk of keys, before they are tested.  Returns 1 if other adders are there, so that
  * the chunk's new keys are to be claimed (claims_take), else 0.  Until
  * claims_end, an adder that joins waits for this chunk. */

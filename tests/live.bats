@@ -118,8 +118,6 @@ throttled() {
 stopped() {
 	local sig=$1
 	shift
-	# create -f replaces f.bf: the table a killed adder left goes first.
-	drop_claim_tables
 	bloom create -f --seed 5 -n 400000 -p 1e-7 f.bf
 	mkfifo feed
 	# Started in the background, it would ignore SIGINT.
@@ -178,7 +176,6 @@ stopped() {
 	mkdir "$mnt"
 	mount -t tmpfs -o size=512k tmpfs "$mnt"
 	for memory in "" "--memory 1M"; do
-		drop_claim_tables
 		bloom create -f --seed 5 -n 400000 -p 1e-7 f.bf
 		run -2 --separate-stderr bash -c \
 		    "bloom add --new $memory f.bf in >'$mnt/out'"
@@ -284,6 +281,35 @@ same_stream() {
 	exec {w}>&-
 	wait "$first"
 	[ ! -e "$table" ]
+}
+
+# A killed adder cannot remove its filter's claim table; create -f, which
+# waits until no process has the old filter open, removes it with the file.
+@test "create -f removes the claim table a killed adder left" {
+	bloom create --seed 3 -n 1000 -p 0.01 f.bf
+	local table w
+	table=$(claim_table f.bf)
+	mkfifo feed
+	bloom add --new f.bf <feed >o1 &
+	pid=$!
+	exec {w}>feed
+	echo one >&"$w"
+	for _ in $(seq 200); do
+		[ -s o1 ] && break
+		sleep 0.05
+	done
+	[ "$(cat o1)" = one ]
+	kill -9 "$pid"
+	wait "$pid" || true
+	pid=
+	exec {w}>&-
+	[ -e "$table" ]
+	run -0 bloom create -f --seed 3 -n 1000 -p 0.01 f.bf
+	[ ! -e "$table" ]
+	# The new filter's adders make a table of their own and remove it.
+	echo one | bloom add --new f.bf >o2
+	[ "$(cat o2)" = one ]
+	[ ! -e "$(claim_table f.bf)" ]
 }
 
 # An add --new alone with a filter sets bits with plain stores, which
