@@ -143,17 +143,15 @@ output_bytes(struct output *out, const void *data, size_t len)
 }
 
 int
-output_line(struct output *out, const unsigned char *line, size_t len,
+output_line_long(struct output *out, const unsigned char *line, size_t len,
     unsigned char delim)
 {
-	if (out->cap - out->len <= len) {
-		if (output_flush(out) == -1)
-			return -1;
-		/* A line longer than the buffer goes out from where it is,
-		 * with its terminator in the same held stretch. */
-		if (len >= out->cap)
-			return write_whole(out, line, len, &delim, 1);
-	}
+	if (output_flush(out) == -1)
+		return -1;
+	/* A line longer than the buffer goes out from where it is, with its
+	 * terminator in the same held stretch. */
+	if (len >= out->cap)
+		return write_whole(out, line, len, &delim, 1);
 	memcpy(out->buf + out->len, line, len);
 	out->len += len;
 	out->buf[out->len++] = delim;

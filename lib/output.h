@@ -4,6 +4,7 @@
 #define BLOOM_OUTPUT_H
 
 #include <stddef.h>
+#include <string.h>
 
 #define OUTPUT_SIZE	(1 << 18)	/* bytes buffered before a write */
 
@@ -30,10 +31,24 @@ int output_flush(struct output *out);
  * output_flush. */
 int output_sync(struct output *out);
 
+/* What output_line does with a line that does not fit what is left of
+ * the buffer. */
+int output_line_long(struct output *out, const unsigned char *line,
+    size_t len, unsigned char delim);
+
 /* Appends a line of len bytes and its terminator delim.  Returns 0, or -1
- * as output_flush. */
-int output_line(struct output *out, const unsigned char *line, size_t len,
-    unsigned char delim);
+ * as output_flush.  Inline: it is called for each line written. */
+static inline int
+output_line(struct output *out, const unsigned char *line, size_t len,
+    unsigned char delim)
+{
+	if (out->cap - out->len <= len)
+		return output_line_long(out, line, len, delim);
+	memcpy(out->buf + out->len, line, len);
+	out->len += len;
+	out->buf[out->len++] = delim;
+	return 0;
+}
 
 /* Appends len bytes as they are.  Returns 0, or -1 as output_flush. */
 int output_bytes(struct output *out, const void *data, size_t len);

@@ -244,6 +244,7 @@ write_selected(struct engine *e, const struct line_group *g, size_t first,
 	const unsigned char *hit = e->hit;
 	unsigned char want = e->invert ? 0 : 1, sel[64];
 	size_t i, j, k, nsel;
+	int plain = e->label == NULL && !e->which;
 
 	n += first;
 	for (i = first; i < n; i += k) {
@@ -254,7 +255,12 @@ write_selected(struct engine *e, const struct line_group *g, size_t first,
 			sel[nsel] = (unsigned char)j;
 			nsel += hit[i + j] == want;
 		}
-		for (j = 0; j < nsel; j++)
+		/* Without a label or a name, each line is one copy. */
+		for (j = 0; plain && j < nsel; j++)
+			if (output_line(&e->out, g->line[i + sel[j]].data,
+			    g->line[i + sel[j]].len, e->delim) == -1)
+				return STREAM_WRITE_ERROR;
+		for (j = 0; !plain && j < nsel; j++)
 			if (put_line(e, g->line[i + sel[j]].data,
 			    g->line[i + sel[j]].len,
 			    which_name(e, i + sel[j])) == -1)
