@@ -43,7 +43,7 @@ LIB_OBJ = lib/clock.o lib/memory.o lib/output.o lib/quote.o lib/threads.o
 OBJ = $(CLI_OBJ) $(STREAM_OBJ) $(FILTER_OBJ) $(CORE_OBJ) $(STORE_OBJ) \
 	$(BASE_OBJ) $(LIB_OBJ)
 HDR = *.h lib/*.h store/*.h filter/*.h stream/*.h cli/*.h
-TESTBIN = tests/hashsum
+TESTBIN = tests/hashsum tests/kernels
 
 all: bloom
 
@@ -58,6 +58,11 @@ $(OBJ): $(HDR)
 tests/hashsum: tests/hashsum.c hash.o hash.h
 	$(CC) $(WARN) $(CPPFLAGS) $(CFLAGS) -I. $(LDFLAGS) -o $@ \
 		tests/hashsum.c hash.o
+
+# The vector kernels of store/bits.c against its scalar ones.
+tests/kernels: tests/kernels.c store/bits.c $(HDR)
+	$(CC) $(WARN) $(CPPFLAGS) $(CFLAGS) -I. $(LDFLAGS) -o $@ \
+		tests/kernels.c
 
 # A real run of the main job: a crawl of 1 M URLs, half of them repeats,
 # deduplicated by bloom and compared with sort -u.

@@ -15,6 +15,11 @@
 #include <stdint.h>
 #include <string.h>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define WIDE_TEST	/* an AVX-512 test, chosen at run time */
+#endif
+
 #include "lib/endian.h"
 #include "store/bits.h"
 #include "store/handle.h"
@@ -253,12 +258,98 @@ bits_set_list_alone(const struct segment *s, const uint64_t *hashes,
 	set_list(s, hashes, idx, m, 1);
 }
 
+#ifdef WIDE_TEST
+/*
+ * has_bits with AVX-512: the seven positions of a SplitMix64 output are
+ * drawn in seven lanes at once (a variable shift each), each lane picks
+ * its word of the block from a register that holds the whole block (a
+ * permute), and one test finds the bits missing.  The same positions as
+ * POSITIONS, so the same answers; a third of the instructions.
+ */
+__attribute__((target("avx512f"))) static inline int
+has_bits_wide(const uint64_t *block, uint64_t h, unsigned hashes)
+{
+	const __m512i shift = _mm512_set_epi64(0, 54, 45, 36, 27, 18, 9, 0);
+	const __m512i nine = _mm512_set1_epi64(511);
+	const __m512i six = _mm512_set1_epi64(63);
+	const __m512i one = _mm512_set1_epi64(1);
+	__m512i words = _mm512_loadu_si512((const void *)block);
+	__m512i pos, bit, lack;
+	__mmask8 missing = 0;
+	uint64_t state = h;
+	unsigned left = hashes, n;
+
+	while (left > 0) {
+		n = left < 7 ? left : 7;
+		state += SPLITMIX_GAMMA;
+		pos = _mm512_and_si512(_mm512_srlv_epi64(_mm512_set1_epi64(
+		    (long long)splitmix(state)), shift), nine);
+		bit = _mm512_sllv_epi64(one, _mm512_and_si512(pos, six));
+		lack = _mm512_andnot_si512(_mm512_permutexvar_epi64(
+		    _mm512_srli_epi64(pos, 6), words), bit);
+		missing |= _mm512_mask_test_epi64_mask((__mmask8)((1u << n) -
+		    1), lack, lack);
+		left -= n;
+	}
+	return missing == 0;
+}
+
+/* bits_test with has_bits_wide. */
+__attribute__((target("avx512f"))) static void
+test_wide(const struct segment *s, const uint64_t *hashes, size_t n,
+    unsigned char *found)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (i % BATCH == 0)
+			PREFETCH_BATCH(s, ALL_KEY, i, n);
+		found[i] = (unsigned char)has_bits_wide(block_of(s,
+		    hashes[i]), hashes[i], s->info.hashes);
+	}
+}
+
+/* bits_test_list with has_bits_wide. */
+__attribute__((target("avx512f"))) static size_t
+test_list_wide(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *found)
+{
+	size_t j, count = 0;
+
+	for (j = 0; j < m; j++) {
+		if (j % BATCH == 0)
+			PREFETCH_BATCH(s, SOME_KEY, j, m);
+		found[idx[j]] = (unsigned char)has_bits_wide(block_of(s,
+		    hashes[idx[j]]), hashes[idx[j]], s->info.hashes);
+		count += found[idx[j]];
+	}
+	return count;
+}
+#endif
+
+/* Whether the AVX-512 test may run here. */
+static inline int
+wide(void)
+{
+#ifdef WIDE_TEST
+	return __builtin_cpu_supports("avx512f");
+#else
+	return 0;
+#endif
+}
+
 void
 bits_test(const struct segment *s, const uint64_t *hashes, size_t n,
     unsigned char *found)
 {
 	size_t i;
 
+#ifdef WIDE_TEST
+	if (wide()) {
+		test_wide(s, hashes, n, found);
+		return;
+	}
+#endif
 	for (i = 0; i < n; i++) {
 		if (i % BATCH == 0)
 			PREFETCH_BATCH(s, ALL_KEY, i, n);
@@ -273,6 +364,10 @@ bits_test_list(const struct segment *s, const uint64_t *hashes,
 {
 	size_t j, count = 0;
 
+#ifdef WIDE_TEST
+	if (wide())
+		return test_list_wide(s, hashes, idx, m, found);
+#endif
 	for (j = 0; j < m; j++) {
 		if (j % BATCH == 0)
 			PREFETCH_BATCH(s, SOME_KEY, j, m);

@@ -344,3 +344,19 @@ $synopsis" check -F
 	run -2 --separate-stderr bash -c 'bloom check -F a.bf -F b.bf in >>b.bf'
 	[ "$stderr" = "bloom: b.bf: is also the standard output: refusing to write into the filter" ]
 }
+
+# Where the processor has AVX-512, a key's bits are tested with vector
+# instructions (store/bits.c); tests/kernels checks them against the
+# scalar test, which every other test here runs only on a processor
+# without them.
+@test "the vector test of a key's bits answers as the scalar one" {
+	[ -x "$root/tests/kernels" ] ||
+		{ echo "tests/kernels is not built: run make tests/kernels"; return 1; }
+	run "$root/tests/kernels"
+	echo "$output"
+	if [ "$status" -eq 2 ]; then
+		skip "no AVX-512 on this processor: only the scalar test runs"
+	fi
+	[ "$status" -eq 0 ]
+	[[ $output == "kernels: 200000 keys, "*" found, "*" not: the same answers" ]]
+}
