@@ -78,7 +78,9 @@
  * already overlap as far as the processor lets them (bench/README.md):
  * checking absent lines at 100 M lines (50 M distinct) took 2.5 to 2.8
  * times a sized filter's time with 4 segments, and only fewer segments
- * bring it near 2.  Doubling the first capacity takes a segment off at
+ * bring it under 2 (3 segments: 1.8 to 1.86, with the new segments read
+ * in as large folios, store/segments.c, and bits_test_rest's sample in
+ * one pass).  Doubling the first capacity takes a segment off at
  * most sizes past 4 M keys (all but the 4 M after each full segment: 8
  * to 12 M keys, 24 to 28, 56 to 60, ...), for fewer bits per key and
  * fewer keys left out at 5, 50 and 100 M distinct keys (at 100 M: 0.20 %,
