@@ -102,7 +102,7 @@ static const char *const option_help[NCMD] = {
 	"  --dry-run    print what would be made; make nothing\n"
 	"  -f           replace an existing file\n"),
 	("Add lines to the filter.  A missing filter is created growable, for\n"
-	"4000000 lines at first (-n) and a rate of 0.01 (-p), unless\n"
+	"8000000 lines at first (-n) and a rate of 0.01 (-p), unless\n"
 	"--no-create is given or BLOOM_NO_CREATE is set to 1, yes, true or on.\n"
 	"  -N, --new    write the lines that were not yet in the filter; a\n"
 	"               line is added only once written, and written as soon\n"

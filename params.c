@@ -68,16 +68,32 @@
  *	1 M, 4, 0.9	0.09 %, 67.4	0.23 %, 27.8	4
  *	2 M, 2, 0.9	0.07 %, 18.9	0.27 %, 20.4	5
  *	4 M, 2, 0.85	0.05 %, 35.5	0.29 %, 18.6	4
- *	4 M, 2, 0.9	0.03 %, 37.8	0.20 %, 19.5	4
+ *	4 M, 2, 0.9	0.03 %, 37.8	0.20 %, 19.5	4 (before)
+ *	4 M, 3, 0.9	0.03 %, 50.6	0.16 %, 16.7	3
  *	4 M, 4, 0.9	0.03 %, 63.2	0.15 %, 27.0	3
+ *	8 M, 2, 0.9	0.00 %, 25.0	0.14 %, 17.9	3
+ *	16 M, 2, 0.9	0.00 %, 49.9	0.08 %, 35.8	3
  *
- * F = 4 saves a segment but allocates up to four times what the keys
- * need until bloom fold takes it back.  4 M, 2, 0.9 keeps the share left
- * out under 0.3 % with room to spare (0.27 % at 100 M distinct keys),
- * where r = 0.85 saves a bit per key but is at 0.29 % already at 50 M;
- * a first segment of 4 M costs 7.8 MB for a filter that stays small
- * (1 M: 1.7 MB), and bloom fold brings a filter just grown (5 M keys,
- * 37.8 bits) back to 15.6.
+ * An absent key costs a cache miss in every segment, and those misses
+ * already overlap as far as the processor lets them (bench/README.md):
+ * checking absent lines at 100 M lines (50 M distinct) took 2.5 to 2.8
+ * times a sized filter's time with 4 segments, and only fewer segments
+ * bring it under 2 (3 segments: 1.8 to 1.86, with the new segments read
+ * in as large folios, store/segments.c, and bits_test_rest's sample in
+ * one pass).  Doubling the first capacity takes a segment off at
+ * most sizes past 4 M keys (all but the 4 M after each full segment: 8
+ * to 12 M keys, 24 to 28, 56 to 60, ...), for fewer bits per key and
+ * fewer keys left out at 5, 50 and 100 M distinct keys (at 100 M: 0.20 %,
+ * 19.5 bits and 4 segments against 0.27 %, 20.4 and 5).  F = 3 or 4
+ * saves a segment too, but allocates up to three or four times what the
+ * keys need until bloom fold takes it back (F = 3 from 4 M: 26.0 bits
+ * per key at 100 M).  So 8 M, 2, 0.9.  Its cost is a first segment of
+ * 15.6 MB for a filter that stays small (4 M: 7.8 MB); that segment's
+ * block count is one fold divides, so that bloom fold brings such a
+ * filter down to what its count needs (100 000 keys: 15.6 MB to
+ * 0.24 MB).  The rows of 8 and 16 M round the first segment too to a
+ * count fold divides (at most 1/128 more bits); the shares left out that
+ * bench/growth measured agree with the table's within 0.005 %.
  */
 #include <errno.h>
 #include <float.h>

@@ -25,7 +25,7 @@ struct params {
  */
 #define GROW_FACTOR	2.0	/* F, unless create --growth says */
 #define GROW_TIGHTENING	0.9	/* r */
-#define GROW_AUTO_CAPACITY	4000000	/* first segment of a filter that
+#define GROW_AUTO_CAPACITY	8000000	/* first segment of a filter that
 					 * add creates, unless -n says */
 
 /* What the caller fixed; params_solve derives the rest. */

@@ -223,7 +223,11 @@ write_all(int fd, const unsigned char *buf, size_t len, off_t off)
  * folios that later mappings use whole; a first add that faulted them in
  * page by page would leave 4 KiB pages, a TLB miss per lookup, for as long
  * as the file stays cached.  For 10 M keys into 2 GiB that is about 3.4 s
- * against 1 s for add, and 1.2 s against 0.6 s for check.  Advice only.
+ * against 1 s for add, and 1.2 s against 0.6 s for check.  With
+ * MADV_HUGEPAGE the folios come larger still, as a read-only mapping with
+ * that advice reads them in (store/segments.c): check -c of 10 M absent
+ * lines took 1 to 2 % less processor time in a filter of 50 M URLs, and
+ * 3 % less in the filter add grew to 50 M URLs from it.  Advice only.
  */
 static void
 warm_cache(int fd, uint64_t size)
@@ -235,6 +239,9 @@ warm_cache(int fd, uint64_t size)
 	map = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED)
 		return;
+#ifdef MADV_HUGEPAGE
+	madvise(map, (size_t)size, MADV_HUGEPAGE);
+#endif
 #ifdef MADV_POPULATE_READ
 	madvise(map, (size_t)size, MADV_POPULATE_READ);
 #else

@@ -623,7 +623,8 @@ probes_make(struct probes *p, const struct segment *const *seg,
 
 /*
  * Tests the m keys that idx lists, or keys 0 to m if idx is NULL, against
- * p's segments, setting found[key].  With alike (a constant
+ * p's segments, setting found[key], and if hits is not NULL adding to
+ * hits[i] the keys found first in segment i.  With alike (a constant
  * once inlined), all of p's segments share one block choice and one hash
  * count, as a window's generations do: one block number and one mask per
  * key, the mask kept in registers.  Inlined twice, once for each.
@@ -633,7 +634,7 @@ __attribute__((always_inline))
 #endif
 static inline void
 test_probes(const struct probes *p, int alike, const uint64_t *hashes,
-    const uint32_t *idx, size_t m, unsigned char *found)
+    const uint32_t *idx, size_t m, unsigned char *found, size_t *hits)
 {
 	lanes masks[HASHES_MAX][MASK_LANES];
 	size_t off[SEGMENTS_MAX], j, ahead, next = 0;
@@ -657,6 +658,8 @@ test_probes(const struct probes *p, int alike, const uint64_t *hashes,
 			has = block_has(p->bits[i] + off[alike ? 0 :
 			    p->shape[i]], masks[alike ? 0 : p->mask[i]]);
 		found[key] = (unsigned char)has;
+		if (hits != NULL && has)
+			hits[i - 1]++;
 	}
 }
 
@@ -675,11 +678,12 @@ bits_missing(uint32_t *idx, size_t m, const unsigned char *found, int all)
 /* Tests the keys against the g segments seg lists in one pass, as
  * bits_test_segments does; returns how many are left.  One segment alone
  * goes to bits_test, whose bursts of prefetches measured faster there
- * (a 111 MiB segment: 224 samples against 374). */
+ * (a 111 MiB segment: 224 samples against 374).  Of two segments or more,
+ * adds to hits[i], if hits is not NULL, the keys found first in seg[i]. */
 static size_t
 test_pass(const struct segment *const *seg, unsigned g,
     const uint64_t *hashes, size_t n, unsigned char *found, uint32_t *idx,
-    size_t m, int all)
+    size_t m, int all, size_t *hits)
 {
 	struct probes p;
 	const uint32_t *list = all ? NULL : idx;
@@ -692,9 +696,9 @@ test_pass(const struct segment *const *seg, unsigned g,
 	else {
 		probes_make(&p, seg, g);
 		if (p.nshape == 1 && p.nk == 1)
-			test_probes(&p, 1, hashes, list, keys, found);
+			test_probes(&p, 1, hashes, list, keys, found, hits);
 		else
-			test_probes(&p, 0, hashes, list, keys, found);
+			test_probes(&p, 0, hashes, list, keys, found, hits);
 	}
 	return bits_missing(idx, keys, found, all);
 }
@@ -726,12 +730,16 @@ each_segment(const struct segment *const *seg, unsigned nseg,
  * of them found before the last.  Which segments a chunk's keys lie in
  * depends on the input: lines checked in the order they were added lie
  * in the segment that was newest then, not spread as the segments' counts
- * are.  So the first 1 in SAMPLE_SHARE of the keys go a segment at a time,
- * the fullest first, and the others in one pass if most of those were
- * found nowhere, else a segment at a time, the one that found the most of
- * the sample first.  On the 4 segments of 50 M URLs grown by add
- * (bench/growth; the 2-core VM, load 1.2 to 2.1), check -c of 10 M absent
- * lines took 0.64 s of processor time, against 0.72 a segment at a time.
+ * are.  So the first 1 in SAMPLE_SHARE of the keys go in one pass, which
+ * counts the keys each segment found first (the fullest first), and the
+ * others in one pass if most of those were found nowhere, else a segment
+ * at a time, the one that found the most of the sample first.  On the 4
+ * segments of 50 M URLs grown by add (bench/growth; the 2-core VM, load
+ * 1.2 to 2.1), check -c of 10 M absent lines took 0.64 s of processor
+ * time, against 0.72 a segment at a time.  The sample in one pass rather
+ * than a segment at a time: on the 3 segments of add's filter of 8 M keys
+ * at first, 0.375 s against 0.402 (15 paired runs, load 2.5), and the
+ * same time for the 100 M lines (3.03 and 3.04 s against 2.99 and 3.04).
  */
 #define SAMPLE_SHARE	8	/* 1 in this many keys is the sample */
 #define SAMPLE_MIN	64	/* fewest keys worth a sample */
@@ -758,10 +766,10 @@ bits_test_rest(const struct segment *const *seg, unsigned nseg,
 	if (nseg < 2 || m < SAMPLE_MIN)
 		return each_segment(seg, nseg, hashes, found, idx, m, hits);
 	sample = m / SAMPLE_SHARE;
-	left = each_segment(seg, nseg, hashes, found, idx, sample, hits);
+	left = test_pass(seg, nseg, hashes, n, found, idx, sample, 0, hits);
 	if (left > sample / 2)
 		rest = test_pass(seg, nseg, hashes, n, found, idx + sample,
-		    m - sample, 0);
+		    m - sample, 0, NULL);
 	else {
 		/* The segments by the sample's keys they found, the most
 		 * first; of equal counts, in the order given. */
@@ -807,17 +815,20 @@ bits_test_segments(const struct segment *const *seg, unsigned nseg,
 	for (i = 0; i < nbig && (all || m > 0); i += g) {
 		g = nbig - i < MULTI_PASS_SEGMENTS ? nbig - i :
 		    MULTI_PASS_SEGMENTS;
-		m = test_pass(big + i, g, hashes, n, found, idx, m, all);
+		m = test_pass(big + i, g, hashes, n, found, idx, m, all,
+		    NULL);
 		all = 0;
 	}
 	for (i = 0; i < nalone && m > 0; i++)
-		m = test_pass(alone + i, 1, hashes, n, found, idx, m, 0);
+		m = test_pass(alone + i, 1, hashes, n, found, idx, m, 0,
+		    NULL);
 	for (i = 0; i < nsmall && (all || m > 0); i += g) {
 		bytes = small[i]->info.nblocks * BLOCK_BYTES;
 		for (g = 1; i + g < nsmall && bytes + small[i + g]->info.nblocks
 		    * BLOCK_BYTES <= MULTI_GROUP_BYTES; g++)
 			bytes += small[i + g]->info.nblocks * BLOCK_BYTES;
-		m = test_pass(small + i, g, hashes, n, found, idx, m, all);
+		m = test_pass(small + i, g, hashes, n, found, idx, m, all,
+		    NULL);
 		all = 0;
 	}
 	return all ? bits_missing(idx, n, found, 1) : m;

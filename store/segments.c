@@ -143,10 +143,12 @@ segments_plan(const struct bloom_header *h, unsigned i, uint64_t offset,
 	}
 	if (!(p.target_fpr >= DBL_MIN) || params_solve(&p, SOLVE_SIZE) == -1)
 		return BLOOM_ETOOBIG;
-	/* Segments grown to are the large ones fold takes back: each a
-	 * count fold divides, for at most 1/128 more bits.  The first keeps
-	 * the size create gives a fixed filter of its capacity. */
-	if (h->mode == MODE_GROW && i > 0)
+	/* Every segment of a growable filter, the first too, is a count
+	 * fold divides, for at most 1/128 more bits: fold takes back the
+	 * newest segment's unused room, and the first segment of the filter
+	 * add creates (8 M keys) is most of a filter that stays small.
+	 * Below 256 blocks a count stays as params_solve gives it. */
+	if (h->mode == MODE_GROW)
 		p.nblocks = params_foldable(p.nblocks);
 	memset(s, 0, sizeof *s);
 	s->offset = offset;
@@ -611,6 +613,40 @@ allocate(int fd, uint64_t offset, uint64_t len)
 }
 
 /*
+ * Brings the len bytes at offset, just allocated, into the page cache in
+ * one pass, before any process maps them to write, as create does for a
+ * new file: populated in bulk, with the advice, they come as large folios
+ * that later mappings use whole, where the adds' faults would leave 4 KiB
+ * pages for as long as the file stays cached.  On the 3 segments of 50 M
+ * URLs grown by add (bench/growth), check -c of 10 M absent lines then
+ * took 0.40 s of processor time against 0.45 (0.42 without the advice);
+ * the add itself took the same time.  Advice only: failure changes
+ * nothing but speed.
+ */
+static void
+warm_segment(int fd, uint64_t offset, uint64_t len)
+{
+	void *map;
+
+	if (!memory_fits(len) || len > SIZE_MAX || offset > (uint64_t)
+	    INT64_MAX)
+		return;
+	map = mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, fd,
+	    (off_t)offset);
+	if (map == MAP_FAILED)
+		return;
+#ifdef MADV_HUGEPAGE
+	madvise(map, (size_t)len, MADV_HUGEPAGE);
+#endif
+#ifdef MADV_POPULATE_READ
+	madvise(map, (size_t)len, MADV_POPULATE_READ);
+#else
+	madvise(map, (size_t)len, MADV_WILLNEED);
+#endif
+	munmap(map, (size_t)len);
+}
+
+/*
  * Appends the next segment of a growable filter, unless another process
  * did so since the list was last refreshed.
  */
@@ -643,6 +679,7 @@ grow(struct bloom *b)
 		s = BLOOM_ERRNO;
 		goto out;
 	}
+	warm_segment(b->fd, offset, next.nblocks * BLOCK_BYTES);
 	format_slot_build(slot, (unsigned)count, &next);
 	memcpy(b->head + format_slot_offset((unsigned)count), slot, SLOT_SIZE);
 	/* The entry and the space reach the disk before the count that

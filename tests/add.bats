@@ -137,16 +137,16 @@ past_capacity='^bloom: f\.bf: warning: past its capacity of 1000 items; estimate
 	[ "${#stderr_lines[@]}" -eq 1 ]
 	[ -f new.bf ]
 	[ "$(stats_field mode new.bf)" = grow ]
-	[ "$(stats_field capacity new.bf)" = 4000000 ]
+	[ "$(stats_field capacity new.bf)" = 8000000 ]
 	[ "$(stats_field target_fpr new.bf)" = 0.01 ]
 	[ "$(stats_field segments new.bf)" = 1 ]
 	[ "$(stats_field inserted new.bf)" = 3 ]
-	# The size of create --grow -n 4000000.
-	bloom create --grow -n 4000000 want.bf
+	# The size of create --grow -n 8000000.
+	bloom create --grow -n 8000000 want.bf
 	bytes=$(wc -c <new.bf)
 	[ "$bytes" -eq "$(wc -c <want.bf)" ]
 	[ "$(stats_field bytes new.bf)" = "$bytes ($(python3 -c "print('%.1f' % ($bytes / 1048576))") MiB)" ]
-	[ "$stderr" = "bloom: new.bf: created growable, for 4000000 items at first, at fpr 0.01 ($bytes bytes); --no-create or BLOOM_NO_CREATE=1 turns this off" ]
+	[ "$stderr" = "bloom: new.bf: created growable, for 8000000 items at first, at fpr 0.01 ($bytes bytes); --no-create or BLOOM_NO_CREATE=1 turns this off" ]
 	# The keys are in it, and a second add finds the filter and is silent.
 	row 0 $'key-1\nkey-2\nkey-3' '' check new.bf in
 	row 0 '' '' add new.bf in
@@ -159,11 +159,11 @@ past_capacity='^bloom: f\.bf: warning: past its capacity of 1000 items; estimate
 	run -0 --separate-stderr bloom add --new new.bf in
 	[ "$output" = $'a\nb' ]
 	bytes=$(wc -c <new.bf)
-	[ "$stderr" = "bloom: new.bf: created growable, for 4000000 items at first, at fpr 0.01 ($bytes bytes); --no-create or BLOOM_NO_CREATE=1 turns this off" ]
+	[ "$stderr" = "bloom: new.bf: created growable, for 8000000 items at first, at fpr 0.01 ($bytes bytes); --no-create or BLOOM_NO_CREATE=1 turns this off" ]
 	[ "$(stats_field mode new.bf)" = grow ]
 }
 
-@test "add --new to a missing filter grows with 6 M distinct lines and keeps 99 % of them" {
+@test "add --new to a missing filter grows with 9 M distinct lines and keeps 99 % of them" {
 	local bytes
 
 	# The size it says is that of the filter as created, before it grew:
@@ -171,17 +171,17 @@ past_capacity='^bloom: f\.bf: warning: past its capacity of 1000 items; estimate
 	bloom add g.bf </dev/null 2>/dev/null
 	bytes=$(wc -c <g.bf)
 	run -0 --separate-stderr bash -c \
-	    'seq 6000000 | bloom add --new f.bf >out; echo "status ${PIPESTATUS[1]}" >&2'
+	    'seq 9000000 | bloom add --new f.bf >out; echo "status ${PIPESTATUS[1]}" >&2'
 	[ "$(wc -c <f.bf)" -gt "$bytes" ]
-	[ "$stderr" = "bloom: f.bf: created growable, for 4000000 items at first, at fpr 0.01 ($bytes bytes); --no-create or BLOOM_NO_CREATE=1 turns this off
+	[ "$stderr" = "bloom: f.bf: created growable, for 8000000 items at first, at fpr 0.01 ($bytes bytes); --no-create or BLOOM_NO_CREATE=1 turns this off
 status 0" ]
 	# What it prints is a subsequence of the input, in order, and all but
 	# at most 1 % of it: every line is new, only a false positive is kept.
-	[ "$(wc -l <out)" -ge 5940000 ]
+	[ "$(wc -l <out)" -ge 8910000 ]
 	[ "$(sort -un out | wc -l)" -eq "$(wc -l <out)" ]
 	sort -c -n out
 	[ "$(head -n 1 out)" -ge 1 ]
-	[ "$(tail -n 1 out)" -le 6000000 ]
+	[ "$(tail -n 1 out)" -le 9000000 ]
 	[ "$(stats_field mode f.bf)" = grow ]
 	bloom stats --json f.bf >stats.json
 	python3 -c '
@@ -190,7 +190,7 @@ d = json.load(open("stats.json"))
 assert d["mode"] == "grow", d["mode"]
 assert len(d["segments"]) > 1, len(d["segments"])
 assert all(s["live"] for s in d["segments"])
-assert d["segments"][0]["capacity"] == 4000000
+assert d["segments"][0]["capacity"] == 8000000
 assert sum(s["inserted"] for s in d["segments"]) == d["inserted"]
 assert d["inserted"] == '"$(wc -l <out)"', d["inserted"]
 assert d["over_capacity"] is False
@@ -213,7 +213,7 @@ assert d["over_capacity"] is False
 	[ "$(stats_field capacity n.bf)" = 2000 ]
 	[ "$(stats_field target_fpr n.bf)" = 0.01 ]
 	run -0 --separate-stderr bloom add -p 1e-6 p.bf in
-	[ "$(stats_field capacity p.bf)" = 4000000 ]
+	[ "$(stats_field capacity p.bf)" = 8000000 ]
 	[ "$(stats_field target_fpr p.bf)" = 1e-06 ]
 }
 

@@ -96,7 +96,7 @@ first_line() {
                  [file ...]
 
 Add lines to the filter.  A missing filter is created growable, for
-4000000 lines at first (-n) and a rate of 0.01 (-p), unless
+8000000 lines at first (-n) and a rate of 0.01 (-p), unless
 --no-create is given or BLOOM_NO_CREATE is set to 1, yes, true or on.
   -N, --new    write the lines that were not yet in the filter; a
                line is added only once written, and written as soon

@@ -94,6 +94,35 @@ assert g["estimated_fpr"] <= 0.01, g["estimated_fpr"]
 	[ "$output" = "" ]
 }
 
+@test "the filter add creates folds to what its count needs, its first segment too" {
+	# add makes a first segment for 8 M keys, most of a filter that
+	# stays small: its block count is one fold divides.
+	keys 100000 >in
+	bloom add f.bf in 2>/dev/null
+	[ "$(json f.bf 'd["segments"][0]["capacity"]')" = 8000000 ]
+	[ "$(json f.bf 'd["bits"] // 512 % 1024')" = 0 ]
+	run -0 --separate-stderr bloom fold f.bf g.bf
+	[ "$stderr" = "" ]
+	run -1 bloom check -v g.bf in
+	[ "$output" = "" ]
+	bloom stats --json f.bf >f.json
+	bloom stats --json g.bf >g.json
+	run -0 python3 -c '
+import json
+f, g = json.load(open("f.json")), json.load(open("g.json"))
+s, t = g["segments"][0], f["segments"][0]
+assert t["bits"] % s["bits"] == 0, (s, t)
+assert s["inserted"] == t["inserted"] == 100000, (s, t)
+# At most twice the bits of a filter sized for 100 000 keys at the
+# segment rate of 0.001 (14.4 per key), 64 times fewer than before.
+assert s["bits"] <= 2 * 14.4 * 100000 * 1.1, s["bits"]
+assert t["bits"] // s["bits"] >= 32, (s, t)
+assert g["estimated_fpr"] <= 0.001, g["estimated_fpr"]
+print(t["bits"], s["bits"])
+'
+	echo "bits before and after: $output"
+}
+
 @test "fold of a v1 file writes the v2 filter of half the blocks" {
 	need_xxhsum
 	make_v1 v.bf 1000 0.01 7 $((64 * 512)) 7

@@ -29,7 +29,7 @@ bats_require_minimum_version 1.5.0
 @test "8 concurrent adds to a missing filter: one creates it, it grows, no key is lost (3 rounds)" {
 	local round i bytes
 	for i in 1 2 3 4 5 6 7 8; do
-		keys 600000 "w$i-" >"in.$i"
+		keys 1100000 "w$i-" >"in.$i"
 	done
 	cat in.? >all
 	# The size of the filter as created, before it grows.
@@ -45,14 +45,14 @@ bats_require_minimum_version 1.5.0
 		# found it, whole.
 		run cat err.1 err.2 err.3 err.4 err.5 err.6 err.7 err.8
 		echo "round $round: $output"
-		[ "$output" = "bloom: f.bf: created growable, for 4000000 items at first, at fpr 0.01 ($bytes bytes); --no-create or BLOOM_NO_CREATE=1 turns this off" ]
-		# 4.8 M keys: past the first segment's 4 M.
+		[ "$output" = "bloom: f.bf: created growable, for 8000000 items at first, at fpr 0.01 ($bytes bytes); --no-create or BLOOM_NO_CREATE=1 turns this off" ]
+		# 8.8 M keys: past the first segment's 8 M.
 		[ "$(stats_field mode f.bf)" = grow ]
 		[ "$(stats_field segments f.bf)" -ge 2 ]
 		run bloom check -c f.bf all
 		echo "round $round: $output"
 		[ "$status" -eq 0 ]
-		[ "$output" = 4800000 ]
+		[ "$output" = 8800000 ]
 	done
 }
 
@@ -268,7 +268,7 @@ within_capacity() {
 	run bloom add f.bf one nosuch two
 	[ "$status" -eq 2 ]
 	# The filter was missing: add created it first.
-	[[ ${lines[0]} == "bloom: f.bf: created growable, for 4000000 items at first, at fpr 0.01 ("*" bytes); --no-create or BLOOM_NO_CREATE=1 turns this off" ]]
+	[[ ${lines[0]} == "bloom: f.bf: created growable, for 8000000 items at first, at fpr 0.01 ("*" bytes); --no-create or BLOOM_NO_CREATE=1 turns this off" ]]
 	[ "${lines[-1]}" = "bloom: nosuch: No such file or directory" ]
 	[ "${#lines[@]}" -eq 2 ]
 	run bloom check -c f.bf one two
