@@ -35,8 +35,8 @@ STREAM_OBJ = stream/engine.o stream/batch.o stream/lines.o stream/fields.o \
 	stream/union.o stream/repeats.o
 FILTER_OBJ = filter/create.o filter/fold.o filter/merge.o filter/stats.o filter/sweep.o
 CORE_OBJ = bloom.o
-STORE_OBJ = store/format.o store/segments.o store/bits.o store/mates.o store/holes.o \
-	store/claims.o store/locks.o \
+STORE_OBJ = store/format.o store/segments.o store/bits.o store/wide.o \
+	store/mates.o store/holes.o store/claims.o store/locks.o \
 	store/iothread.o
 BASE_OBJ = params.o hash.o
 LIB_OBJ = lib/clock.o lib/memory.o lib/output.o lib/quote.o lib/threads.o
@@ -60,7 +60,7 @@ tests/hashsum: tests/hashsum.c hash.o hash.h
 		tests/hashsum.c hash.o
 
 # The vector kernels of store/bits.c against its scalar ones.
-tests/kernels: tests/kernels.c store/bits.c $(HDR)
+tests/kernels: tests/kernels.c store/wide.c $(HDR)
 	$(CC) $(WARN) $(CPPFLAGS) $(CFLAGS) -I. $(LDFLAGS) -o $@ \
 		tests/kernels.c
 
@@ -126,7 +126,8 @@ tests/fuzz/header: tests/fuzz/header.c store/format.c hash.c params.c $(HDR)
 FUZZFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -pthread $(CPPFLAGS) -I.
 FUZZ_LINES_SRC = tests/fuzz/lines.c stream/lines.c stream/fields.c bloom.c \
-	store/bits.c store/mates.c store/segments.c store/holes.c store/claims.c \
+	store/bits.c store/wide.c store/mates.c store/segments.c store/holes.c \
+	store/claims.c \
 	store/locks.c \
 	store/format.c \
 	params.c hash.c lib/clock.c lib/memory.c lib/threads.c

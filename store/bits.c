@@ -15,92 +15,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define WIDE_TEST	/* an AVX-512 test, chosen at run time */
-#endif
-
-#include "lib/endian.h"
 #include "store/bits.h"
-#include "store/handle.h"
+#include "store/kernel.h"
+#include "store/wide.h"
 
-/* Returns the high 64 bits of a * b. */
-static inline uint64_t
-mul_high(uint64_t a, uint64_t b)
-{
-#ifdef __SIZEOF_INT128__
-	return (uint64_t)(((unsigned __int128)a * b) >> 64);
-#else
-	uint64_t a_lo = (uint32_t)a, a_hi = a >> 32;
-	uint64_t b_lo = (uint32_t)b, b_hi = b >> 32;
-	uint64_t mid = (a_lo * b_lo >> 32) + (uint32_t)(a_hi * b_lo) +
-	    (uint32_t)(a_lo * b_hi);
-
-	return a_hi * b_hi + (a_hi * b_lo >> 32) + (a_lo * b_hi >> 32) +
-	    (mid >> 32);
-#endif
-}
-
-/* SplitMix64 (Steele, Lea and Flood, 2014): a bijective 64-bit mixer. */
-#define SPLITMIX_GAMMA	0x9e3779b97f4a7c15ULL
-
-static inline uint64_t
-splitmix(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/*
- * The high bits of the key's hash pick its block by multiply-shift.  The
- * bit positions inside the block come from the SplitMix64 sequence seeded
- * with the hash, nine bits each, seven to a word: independent of the block
- * choice and of each other, as params.c assumes.  POSITIONS walks them,
- * running STEP with word (the index of the position's 64-bit word in the
- * block) and bit (its mask, in file byte order); the words are read where
- * they are rather than gathered into a mask, which would cost a trip
- * through memory per key.
- */
-#define POSITIONS(h, hashes, STEP) do {					\
-	uint64_t state_ = (h);						\
-	unsigned left_ = (hashes);					\
-									\
-	while (left_ > 0) {						\
-		uint64_t bits_;						\
-		unsigned n_ = left_ < 7 ? left_ : 7;			\
-									\
-		state_ += SPLITMIX_GAMMA;				\
-		bits_ = splitmix(state_);				\
-		left_ -= n_;						\
-		while (n_-- > 0) {					\
-			unsigned word = (unsigned)(bits_ >> 6) & 7;	\
-			uint64_t bit = le64((uint64_t)1 << (bits_ & 63)); \
-									\
-			STEP;						\
-			bits_ >>= 9;					\
-		}							\
-	}								\
-} while (0)
-
-static inline uint64_t *
-block_of(const struct segment *s, uint64_t h)
-{
-	return (uint64_t *)(s->bits + (mul_high(h, s->whole) - s->lo) *
-	    BLOCK_BYTES);
-}
-
-/* Returns 1 if all the key's bits are set in block.  Without a branch per
- * bit: whether a bit is set is a coin toss the CPU cannot predict. */
-static inline int
-has_bits(const uint64_t *block, uint64_t h, unsigned hashes)
-{
-	uint64_t missing = 0;
-
-	POSITIONS(h, hashes, missing |= bit &
-	    ~__atomic_load_n(&block[word], __ATOMIC_RELAXED));
-	return missing == 0;
-}
 
 /*
  * Sets the key's bits in block; returns 1 if any was clear.  A key found
@@ -120,12 +38,6 @@ set_bits(uint64_t *block, uint64_t h, unsigned hashes)
 	return 1;
 }
 
-/*
- * The keys are taken in batches.  While one is tested, the blocks of the
- * keys up to PREFETCH_AHEAD further on are loading.
- */
-#define BATCH		16	/* keys tested before the new ones are set */
-#define PREFETCH_AHEAD	64	/* keys whose blocks load ahead */
 
 _Static_assert(BATCH <= UCHAR_MAX + 1, "batch index fits a byte");
 
@@ -160,23 +72,6 @@ add_batch(const struct segment *s, const uint64_t *hashes, size_t n,
 	return fresh;
 }
 
-/*
- * Starts loading the blocks of the keys from the batch at i on that are
- * PREFETCH_AHEAD keys away, or all of the first ones when i is 0; KEY(j)
- * is the hash of key j.  A macro rather than a function: GCC finds that a
- * function that only prefetches has no effect and drops the calls.
- */
-#define PREFETCH_BATCH(s, KEY, i, n) do {				\
-	size_t from_ = (i) == 0 ? 0 : (i) + PREFETCH_AHEAD - BATCH;	\
-	size_t to_ = (i) + PREFETCH_AHEAD < (n) ?			\
-	    (i) + PREFETCH_AHEAD : (n);					\
-									\
-	for (; from_ < to_; from_++)					\
-		__builtin_prefetch(block_of((s), KEY(from_)));		\
-} while (0)
-
-#define ALL_KEY(j)	(hashes[j])
-#define SOME_KEY(j)	(hashes[idx[j]])
 
 size_t
 bits_add(const struct segment *s, const uint64_t *hashes, size_t n,
@@ -258,85 +153,6 @@ bits_set_list_alone(const struct segment *s, const uint64_t *hashes,
 	set_list(s, hashes, idx, m, 1);
 }
 
-#ifdef WIDE_TEST
-/*
- * has_bits with AVX-512: the seven positions of a SplitMix64 output are
- * drawn in seven lanes at once (a variable shift each), each lane picks
- * its word of the block from a register that holds the whole block (a
- * permute), and one test finds the bits missing.  The same positions as
- * POSITIONS, so the same answers; a third of the instructions.
- */
-__attribute__((target("avx512f"))) static inline int
-has_bits_wide(const uint64_t *block, uint64_t h, unsigned hashes)
-{
-	const __m512i shift = _mm512_set_epi64(0, 54, 45, 36, 27, 18, 9, 0);
-	const __m512i nine = _mm512_set1_epi64(511);
-	const __m512i six = _mm512_set1_epi64(63);
-	const __m512i one = _mm512_set1_epi64(1);
-	__m512i words = _mm512_loadu_si512((const void *)block);
-	__m512i pos, bit, lack;
-	__mmask8 missing = 0;
-	uint64_t state = h;
-	unsigned left = hashes, n;
-
-	while (left > 0) {
-		n = left < 7 ? left : 7;
-		state += SPLITMIX_GAMMA;
-		pos = _mm512_and_si512(_mm512_srlv_epi64(_mm512_set1_epi64(
-		    (long long)splitmix(state)), shift), nine);
-		bit = _mm512_sllv_epi64(one, _mm512_and_si512(pos, six));
-		lack = _mm512_andnot_si512(_mm512_permutexvar_epi64(
-		    _mm512_srli_epi64(pos, 6), words), bit);
-		missing |= _mm512_mask_test_epi64_mask((__mmask8)((1u << n) -
-		    1), lack, lack);
-		left -= n;
-	}
-	return missing == 0;
-}
-
-/* bits_test with has_bits_wide. */
-__attribute__((target("avx512f"))) static void
-test_wide(const struct segment *s, const uint64_t *hashes, size_t n,
-    unsigned char *found)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (i % BATCH == 0)
-			PREFETCH_BATCH(s, ALL_KEY, i, n);
-		found[i] = (unsigned char)has_bits_wide(block_of(s,
-		    hashes[i]), hashes[i], s->info.hashes);
-	}
-}
-
-/* bits_test_list with has_bits_wide. */
-__attribute__((target("avx512f"))) static size_t
-test_list_wide(const struct segment *s, const uint64_t *hashes,
-    const uint32_t *idx, size_t m, unsigned char *found)
-{
-	size_t j, count = 0;
-
-	for (j = 0; j < m; j++) {
-		if (j % BATCH == 0)
-			PREFETCH_BATCH(s, SOME_KEY, j, m);
-		found[idx[j]] = (unsigned char)has_bits_wide(block_of(s,
-		    hashes[idx[j]]), hashes[idx[j]], s->info.hashes);
-		count += found[idx[j]];
-	}
-	return count;
-}
-#endif
-
-/* Whether the AVX-512 test may run here. */
-static inline int
-wide(void)
-{
-#ifdef WIDE_TEST
-	return __builtin_cpu_supports("avx512f");
-#else
-	return 0;
-#endif
-}
 
 void
 bits_test(const struct segment *s, const uint64_t *hashes, size_t n,
@@ -344,12 +160,10 @@ bits_test(const struct segment *s, const uint64_t *hashes, size_t n,
 {
 	size_t i;
 
-#ifdef WIDE_TEST
-	if (wide()) {
-		test_wide(s, hashes, n, found);
+	if (wide_ok()) {
+		wide_test(s, hashes, n, found);
 		return;
 	}
-#endif
 	for (i = 0; i < n; i++) {
 		if (i % BATCH == 0)
 			PREFETCH_BATCH(s, ALL_KEY, i, n);
@@ -364,10 +178,8 @@ bits_test_list(const struct segment *s, const uint64_t *hashes,
 {
 	size_t j, count = 0;
 
-#ifdef WIDE_TEST
-	if (wide())
-		return test_list_wide(s, hashes, idx, m, found);
-#endif
+	if (wide_ok())
+		return wide_test_list(s, hashes, idx, m, found);
 	for (j = 0; j < m; j++) {
 		if (j % BATCH == 0)
 			PREFETCH_BATCH(s, SOME_KEY, j, m);
@@ -434,22 +246,7 @@ bits_test_copy(const struct segment *s, const unsigned char *buf,
 						 * segments a pass tests */
 #define MULTI_PASS_SEGMENTS	4	/* larger segments a pass tests, at
 					 * most */
-#define MULTI_AHEAD_BLOCKS	96	/* blocks loading ahead, at most */
 
-/* The segments as the multi-segment test reads them. */
-struct probes {
-	unsigned nseg;				/* segments */
-	const unsigned char *bits[SEGMENTS_MAX];	/* their first blocks */
-	unsigned char shape[SEGMENTS_MAX];	/* index of each one's
-						 * block choice */
-	unsigned char mask[SEGMENTS_MAX];	/* index of each one's hash
-						 * count */
-	unsigned nshape;			/* distinct block choices */
-	uint64_t whole[SEGMENTS_MAX];		/* theirs: as segment's */
-	uint64_t lo[SEGMENTS_MAX];		/* theirs: as segment's */
-	unsigned nk;				/* distinct hash counts */
-	unsigned k[HASHES_MAX];			/* theirs, increasing */
-};
 
 /*
  * A key's mask, as block_has reads it: with GCC's vector extensions, four
@@ -577,17 +374,6 @@ bits_add_list_alone(const struct segment *s, const uint64_t *hashes,
 	return fresh;
 }
 
-/* Sets off[c] to the byte offset of the key with hash h's block in the
- * segments of block choice c, for the first nshape choices. */
-static inline void
-key_offsets(const struct probes *p, unsigned nshape, uint64_t h, size_t *off)
-{
-	unsigned c;
-
-	for (c = 0; c < nshape; c++)
-		off[c] = (size_t)(mul_high(h, p->whole[c]) - p->lo[c]) *
-		    BLOCK_BYTES;
-}
 
 /* Fills p from the nseg segments seg lists. */
 static void
@@ -695,8 +481,16 @@ test_pass(const struct segment *const *seg, unsigned g,
 		bits_test_list(seg[0], hashes, idx, m, found);
 	else {
 		probes_make(&p, seg, g);
+		/* A window's generations share their block choice and hash
+		 * count, and test fastest with one mask made once a key; the
+		 * segments of a growable filter, of several counts, with the
+		 * positions drawn once in vector registers where there are
+		 * (measured: bench/run's filter grown 32 times, add --new 0.39
+		 * s against 0.33). */
 		if (p.nshape == 1 && p.nk == 1)
 			test_probes(&p, 1, hashes, list, keys, found, hits);
+		else if (wide_ok())
+			wide_test_probes(&p, hashes, list, keys, found, hits);
 		else
 			test_probes(&p, 0, hashes, list, keys, found, hits);
 	}

@@ -1,13 +1,14 @@
 /*
- * kernels: checks that the vector test of a key's bits in its block
- * (has_bits_wide, store/bits.c) answers as the scalar one (has_bits) on
- * this processor, for every hash count from 1 to 24, over blocks from
- * empty to full and blocks that hold the key.  Exits 0 if they agree,
+ * kernels: checks that the vector tests of a key's bits in its block
+ * (store/wide.c: has_bits_wide, and wide_has of the positions drawn once
+ * for segments of several hash counts) answer as the scalar one
+ * (has_bits, store/kernel.h) on this processor, for every hash count from
+ * 1 to 24, over blocks from empty to full and blocks that hold the key.  Exits 0 if they agree,
  * 1 if they do not, 2 if the processor has no vector test to check.
  *
- * It includes store/bits.c, whose kernels are its own.
+ * It includes store/wide.c, whose kernels are its own.
  */
-#include "store/bits.c"
+#include "store/wide.c"
 
 #include <stdio.h>
 
@@ -25,10 +26,11 @@ main(void)
 #ifdef WIDE_TEST
 	uint64_t block[BLOCK_BYTES / 8] __attribute__((aligned(64)));
 	uint64_t state = 1, h, kept, answers[2] = { 0, 0 };
-	unsigned k, w, round, fill;
-	int a, b;
+	struct wide_positions w;
+	unsigned k, i, round, fill;
+	int a, b, c;
 
-	if (!wide()) {
+	if (!wide_ok()) {
 		printf("kernels: no AVX-512 here\n");
 		return 2;
 	}
@@ -36,9 +38,9 @@ main(void)
 		h = next(&state);
 		k = 1 + round % 24;
 		fill = round / 24 % 5;	/* 0: empty ... 4: all ones */
-		for (w = 0; w < BLOCK_BYTES / 8; w++) {
+		for (i = 0; i < BLOCK_BYTES / 8; i++) {
 			kept = next(&state);
-			block[w] = fill == 0 ? 0 : fill == 4 ? ~(uint64_t)0 :
+			block[i] = fill == 0 ? 0 : fill == 4 ? ~(uint64_t)0 :
 			    fill == 1 ? kept & next(&state) :
 			    fill == 2 ? kept : kept | next(&state);
 		}
@@ -47,9 +49,12 @@ main(void)
 			POSITIONS(h, k, block[word] |= bit);
 		a = has_bits(block, h, k);
 		b = has_bits_wide(block, h, k);
-		if (a != b) {
+		wide_positions(h, HASHES_MAX, &w);
+		c = wide_has((const unsigned char *)block, &w, k);
+		if (a != b || a != c) {
 			printf("kernels: hash %016jx, %u hashes: scalar %d, "
-			    "vector %d\n", (uintmax_t)h, k, a, b);
+			    "vector %d, drawn once %d\n", (uintmax_t)h, k, a,
+			    b, c);
 			return 1;
 		}
 		answers[a]++;

@@ -1,0 +1,148 @@
+/* kernel.h: the inline kernels of store/bits.c and store/wide.c: where a
+ * key's block and bits are, the scalar test, and what the passes over
+ * several segments read.  For store/ only. */
+#ifndef BLOOM_KERNEL_H
+#define BLOOM_KERNEL_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/endian.h"
+#include "params.h"
+#include "store/handle.h"
+
+/* Returns the high 64 bits of a * b. */
+static inline uint64_t
+mul_high(uint64_t a, uint64_t b)
+{
+#ifdef __SIZEOF_INT128__
+	return (uint64_t)(((unsigned __int128)a * b) >> 64);
+#else
+	uint64_t a_lo = (uint32_t)a, a_hi = a >> 32;
+	uint64_t b_lo = (uint32_t)b, b_hi = b >> 32;
+	uint64_t mid = (a_lo * b_lo >> 32) + (uint32_t)(a_hi * b_lo) +
+	    (uint32_t)(a_lo * b_hi);
+
+	return a_hi * b_hi + (a_hi * b_lo >> 32) + (a_lo * b_hi >> 32) +
+	    (mid >> 32);
+#endif
+}
+
+/* SplitMix64 (Steele, Lea and Flood, 2014): a bijective 64-bit mixer. */
+#define SPLITMIX_GAMMA	0x9e3779b97f4a7c15ULL
+
+static inline uint64_t
+splitmix(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/*
+ * The high bits of the key's hash pick its block by multiply-shift.  The
+ * bit positions inside the block come from the SplitMix64 sequence seeded
+ * with the hash, nine bits each, seven to a word: independent of the block
+ * choice and of each other, as params.c assumes.  POSITIONS walks them,
+ * running STEP with word (the index of the position's 64-bit word in the
+ * block) and bit (its mask, in file byte order); the words are read where
+ * they are rather than gathered into a mask, which would cost a trip
+ * through memory per key.
+ */
+#define POSITIONS(h, hashes, STEP) do {					\
+	uint64_t state_ = (h);						\
+	unsigned left_ = (hashes);					\
+									\
+	while (left_ > 0) {						\
+		uint64_t bits_;						\
+		unsigned n_ = left_ < 7 ? left_ : 7;			\
+									\
+		state_ += SPLITMIX_GAMMA;				\
+		bits_ = splitmix(state_);				\
+		left_ -= n_;						\
+		while (n_-- > 0) {					\
+			unsigned word = (unsigned)(bits_ >> 6) & 7;	\
+			uint64_t bit = le64((uint64_t)1 << (bits_ & 63)); \
+									\
+			STEP;						\
+			bits_ >>= 9;					\
+		}							\
+	}								\
+} while (0)
+
+static inline uint64_t *
+block_of(const struct segment *s, uint64_t h)
+{
+	return (uint64_t *)(s->bits + (mul_high(h, s->whole) - s->lo) *
+	    BLOCK_BYTES);
+}
+
+/* Returns 1 if all the key's bits are set in block.  Without a branch per
+ * bit: whether a bit is set is a coin toss the CPU cannot predict. */
+static inline int
+has_bits(const uint64_t *block, uint64_t h, unsigned hashes)
+{
+	uint64_t missing = 0;
+
+	POSITIONS(h, hashes, missing |= bit &
+	    ~__atomic_load_n(&block[word], __ATOMIC_RELAXED));
+	return missing == 0;
+}
+
+/*
+ * The keys are taken in batches.  While one is tested, the blocks of the
+ * keys up to PREFETCH_AHEAD further on are loading.
+ */
+#define BATCH		16	/* keys tested before the new ones are set */
+#define PREFETCH_AHEAD	64	/* keys whose blocks load ahead */
+
+/*
+ * Starts loading the blocks of the keys from the batch at i on that are
+ * PREFETCH_AHEAD keys away, or all of the first ones when i is 0; KEY(j)
+ * is the hash of key j.  A macro rather than a function: GCC finds that a
+ * function that only prefetches has no effect and drops the calls.
+ */
+#define PREFETCH_BATCH(s, KEY, i, n) do {				\
+	size_t from_ = (i) == 0 ? 0 : (i) + PREFETCH_AHEAD - BATCH;	\
+	size_t to_ = (i) + PREFETCH_AHEAD < (n) ?			\
+	    (i) + PREFETCH_AHEAD : (n);					\
+									\
+	for (; from_ < to_; from_++)					\
+		__builtin_prefetch(block_of((s), KEY(from_)));		\
+} while (0)
+
+#define ALL_KEY(j)	(hashes[j])
+#define SOME_KEY(j)	(hashes[idx[j]])
+
+#define MULTI_AHEAD_BLOCKS	96	/* blocks loading ahead in a pass over
+					 * several segments, at most */
+
+/* The segments as the multi-segment test reads them. */
+struct probes {
+	unsigned nseg;				/* segments */
+	const unsigned char *bits[SEGMENTS_MAX];	/* their first blocks */
+	unsigned char shape[SEGMENTS_MAX];	/* index of each one's
+						 * block choice */
+	unsigned char mask[SEGMENTS_MAX];	/* index of each one's hash
+						 * count */
+	unsigned nshape;			/* distinct block choices */
+	uint64_t whole[SEGMENTS_MAX];		/* theirs: as segment's */
+	uint64_t lo[SEGMENTS_MAX];		/* theirs: as segment's */
+	unsigned nk;				/* distinct hash counts */
+	unsigned k[HASHES_MAX];			/* theirs, increasing */
+};
+
+/* Sets off[c] to the byte offset of the key with hash h's block in the
+ * segments of block choice c, for the first nshape choices. */
+static inline void
+key_offsets(const struct probes *p, unsigned nshape, uint64_t h, size_t *off)
+{
+	unsigned c;
+
+	for (c = 0; c < nshape; c++)
+		off[c] = (size_t)(mul_high(h, p->whole[c]) - p->lo[c]) *
+		    BLOCK_BYTES;
+}
+
+#endif
