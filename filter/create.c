@@ -4,7 +4,6 @@
  * replacing one (create -f) only once its users have let go of it.
  */
 #include <sys/file.h>
-#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -23,7 +22,6 @@
 #include <unistd.h>
 
 #include "filter/create.h"
-#include "lib/memory.h"
 #include "store/claims.h"
 #include "store/segments.h"
 
@@ -232,22 +230,7 @@ write_all(int fd, const unsigned char *buf, size_t len, off_t off)
 static void
 warm_cache(int fd, uint64_t size)
 {
-	void *map;
-
-	if (!memory_fits(size) || size > SIZE_MAX)
-		return;
-	map = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
-	if (map == MAP_FAILED)
-		return;
-#ifdef MADV_HUGEPAGE
-	madvise(map, (size_t)size, MADV_HUGEPAGE);
-#endif
-#ifdef MADV_POPULATE_READ
-	madvise(map, (size_t)size, MADV_POPULATE_READ);
-#else
-	madvise(map, (size_t)size, MADV_WILLNEED);
-#endif
-	munmap(map, (size_t)size);
+	segments_warm(fd, 0, size);
 }
 
 /* Allocates the whole file of h and writes its header and table. */

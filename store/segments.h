@@ -41,6 +41,12 @@ void segments_prefault(struct bloom *b);
 /* Maps every page of segment s, which is mapped on its own. */
 void segments_prefault_one(const struct segment *s);
 
+/* Brings the len bytes of file fd at offset, just allocated, into the
+ * page cache in one pass, before any process maps them to write: create
+ * does it for a new file, growth for a new segment.  Advice only: failure
+ * changes nothing but speed. */
+void segments_warm(int fd, uint64_t offset, uint64_t len);
+
 /* Brings the list up to date: maps segments other processes appended,
  * works out the generation now and which segments are live.  Returns
  * BLOOM_OK or a status. */

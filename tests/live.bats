@@ -257,29 +257,37 @@ same_stream() {
 	[ ! -e "$(claim_table f.bf)" ]
 }
 
+# fed_adder FILTER OUT: starts add --new FILTER reading the fifo feed and
+# writing OUT, sends it the line "one" and waits until it has written it:
+# its first line makes it join the filter's claim table, and then it waits
+# for more.  Sets pid, and w to the fifo's writing end.
+fed_adder() {
+	mkfifo feed
+	bloom add --new "$1" <feed >"$2" &
+	pid=$!
+	exec {w}>feed
+	echo one >&"$w"
+	for _ in $(seq 200); do
+		[ -s "$2" ] && break
+		sleep 0.05
+	done
+	[ "$(cat "$2")" = one ]
+}
+
 # The claim table of a filter (4 MiB in /dev/shm) goes with the last adder
 # to leave it: not while another still adds, and not left for a reboot.
 @test "the claim table goes with the last adder of a filter, not before" {
 	bloom create --seed 3 -n 1000 -p 0.01 f.bf
-	local table first i w
+	local table w
 	table=$(claim_table f.bf)
-	mkfifo feed
-	bloom add --new f.bf <feed >o1 &
-	first=$!
-	exec {w}>feed
-	# Its first line makes it join the table; then it waits for more.
-	echo one >&"$w"
-	for i in $(seq 200); do
-		[ -s o1 ] && break
-		sleep 0.05
-	done
-	[ "$(cat o1)" = one ]
+	fed_adder f.bf o1
 	[ -e "$table" ]
 	echo two | bloom add --new f.bf >o2
 	[ "$(cat o2)" = two ]
 	[ -e "$table" ]
 	exec {w}>&-
-	wait "$first"
+	wait "$pid"
+	pid=
 	[ ! -e "$table" ]
 }
 
@@ -289,16 +297,7 @@ same_stream() {
 	bloom create --seed 3 -n 1000 -p 0.01 f.bf
 	local table w
 	table=$(claim_table f.bf)
-	mkfifo feed
-	bloom add --new f.bf <feed >o1 &
-	pid=$!
-	exec {w}>feed
-	echo one >&"$w"
-	for _ in $(seq 200); do
-		[ -s o1 ] && break
-		sleep 0.05
-	done
-	[ "$(cat o1)" = one ]
+	fed_adder f.bf o1
 	kill -9 "$pid"
 	wait "$pid" || true
 	pid=
