@@ -84,16 +84,16 @@ target_fpr: 0.01" "" create --dry-run --seed 1 f.bf
 	[ "$output" = a ]
 }
 
-# The bytes of the filter add creates: create --grow -n 4000000's.
+# The bytes of the filter add creates: create --grow -n 8000000's.
 created_bytes() {
-	bloom create --dry-run --grow -n 4000000 x.bf |
+	bloom create --dry-run --grow -n 8000000 x.bf |
 		sed -n 's/^bytes: \([0-9]*\) .*/\1/p'
 }
 
 @test "auto-create stays on by default and with BLOOM_NO_CREATE=0; the message says how to turn it off" {
 	BLOOM_NO_CREATE=0 run --separate-stderr bloom add new.bf < <(echo a)
 	[ "$status" -eq 0 ]
-	[ "$stderr" = "bloom: new.bf: created growable, for 4000000 items at first, at fpr 0.01 ($(created_bytes) bytes); --no-create or BLOOM_NO_CREATE=1 turns this off" ]
+	[ "$stderr" = "bloom: new.bf: created growable, for 8000000 items at first, at fpr 0.01 ($(created_bytes) bytes); --no-create or BLOOM_NO_CREATE=1 turns this off" ]
 	[ -e new.bf ]
 }
 
@@ -106,7 +106,7 @@ created_bytes() {
 	done
 	for word in 0 no false off "" NO False OFF; do
 		BLOOM_NO_CREATE=$word row 0 a \
-			"bloom: new.bf: created growable, for 4000000 items at first, at fpr 0.01 ($(created_bytes) bytes); --no-create or BLOOM_NO_CREATE=1 turns this off" \
+			"bloom: new.bf: created growable, for 8000000 items at first, at fpr 0.01 ($(created_bytes) bytes); --no-create or BLOOM_NO_CREATE=1 turns this off" \
 			add --new new.bf < <(echo a)
 		rm new.bf
 	done
