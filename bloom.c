@@ -321,10 +321,11 @@ test_live(struct bloom *b, const struct bloom_pass *v,
 	const struct segment *seg[SEGMENTS_MAX];
 	size_t m = n;
 	unsigned li, nseg = 0;
+	size_t i;
 
 	if (prefound != NULL) {
-		for (m = 0; m < n; m++)
-			found[m] = prefound[m] & 1;
+		for (i = 0; i < n; i++)
+			found[i] = prefound[i] & 1;	/* less PRETEST_MATE */
 		m = bits_missing(v->idx, n, found, 1);
 	} else
 		memset(found, 0, n);
@@ -758,7 +759,6 @@ plan_fixed(const struct bloom *b, size_t chunk)
 		return NULL;
 	p->seg[0] = b->seg[b->live[0]];
 	p->nseg = 1;
-	p->mask = 0;
 	p->shares = 1;
 	p->chunk = chunk;
 	return p;

@@ -222,7 +222,6 @@ int bloom_pretest_shares(const struct bloom_pretest *p);
 /* Frees p (NULL is a no-op). */
 void bloom_pretest_free(struct bloom_pretest *p);
 
-
 /* Tests the n keys against p's segments, setting found[i].  Reads only
  * what does not change while the filter is open: safe in any thread. */
 void bloom_pretest(const struct bloom_pretest *p, const uint64_t *hashes,

@@ -19,7 +19,6 @@
 #include "store/kernel.h"
 #include "store/wide.h"
 
-
 /*
  * Sets the key's bits in block; returns 1 if any was clear.  A key found
  * whole writes nothing.  A new one sets each of its bits with an atomic OR
@@ -37,7 +36,6 @@ set_bits(uint64_t *block, uint64_t h, unsigned hashes)
 	    __ATOMIC_RELAXED));
 	return 1;
 }
-
 
 _Static_assert(BATCH <= UCHAR_MAX + 1, "batch index fits a byte");
 
@@ -71,7 +69,6 @@ add_batch(const struct segment *s, const uint64_t *hashes, size_t n,
 	}
 	return fresh;
 }
-
 
 size_t
 bits_add(const struct segment *s, const uint64_t *hashes, size_t n,
@@ -152,7 +149,6 @@ bits_set_list_alone(const struct segment *s, const uint64_t *hashes,
 {
 	set_list(s, hashes, idx, m, 1);
 }
-
 
 void
 bits_test(const struct segment *s, const uint64_t *hashes, size_t n,
@@ -247,7 +243,6 @@ bits_test_copy(const struct segment *s, const unsigned char *buf,
 #define MULTI_PASS_SEGMENTS	4	/* larger segments a pass tests, at
 					 * most */
 
-
 /*
  * A key's mask, as block_has reads it: with GCC's vector extensions, four
  * pairs of words, tested a pair at a time (SSE2 on x86-64).  The block is
@@ -334,46 +329,29 @@ block_add_alone(unsigned char *block, const lanes mask[MASK_LANES])
 	return 1;
 }
 
-size_t
-bits_add_alone(const struct segment *s, const uint64_t *hashes, size_t n,
-    unsigned char *isnew)
-{
-	lanes mask[1][MASK_LANES];
-	unsigned k = s->info.hashes;
-	size_t i, fresh = 0;
-
-	for (i = 0; i < n; i++) {
-		if (i % BATCH == 0)
-			PREFETCH_BATCH(s, ALL_KEY, i, n);
-		key_masks(hashes[i], &k, 1, mask);
-		isnew[i] = (unsigned char)block_add_alone((unsigned char *)
-		    block_of(s, hashes[i]), mask[0]);
-		fresh += isnew[i];
-	}
-	return fresh;
-}
+#define LISTED(j)	(idx != NULL ? idx[j] : (j))	/* key j of the keys
+							 * idx lists, or of all */
+#define LISTED_KEY(j)	(hashes[LISTED(j)])
 
 size_t
-bits_add_list_alone(const struct segment *s, const uint64_t *hashes,
+bits_add_alone(const struct segment *s, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *isnew)
 {
 	lanes mask[1][MASK_LANES];
 	unsigned k = s->info.hashes;
-	size_t j, fresh = 0;
+	size_t j, key, fresh = 0;
 
 	for (j = 0; j < m; j++) {
-		uint64_t h = hashes[idx[j]];
-
+		key = LISTED(j);
 		if (j % BATCH == 0)
-			PREFETCH_BATCH(s, SOME_KEY, j, m);
-		key_masks(h, &k, 1, mask);
-		isnew[idx[j]] = (unsigned char)block_add_alone((unsigned char *)
-		    block_of(s, h), mask[0]);
-		fresh += isnew[idx[j]];
+			PREFETCH_BATCH(s, LISTED_KEY, j, m);
+		key_masks(hashes[key], &k, 1, mask);
+		isnew[key] = (unsigned char)block_add_alone((unsigned char *)
+		    block_of(s, hashes[key]), mask[0]);
+		fresh += isnew[key];
 	}
 	return fresh;
 }
-
 
 /* Fills p from the nseg segments seg lists. */
 static void
@@ -631,7 +609,7 @@ bits_test_segments(const struct segment *const *seg, unsigned nseg,
 uint64_t
 bits_block(const struct segment *s, uint64_t h)
 {
-	return mul_high(h, s->whole) - s->lo;
+	return block_index(s, h);
 }
 
 struct bits_extent

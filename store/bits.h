@@ -77,19 +77,15 @@ size_t bits_test_rest(const struct segment *const *seg, unsigned nseg,
 size_t bits_add(const struct segment *s, const uint64_t *hashes, size_t n,
     unsigned char *isnew);
 
-/* Adds them as bits_add does, with plain stores: only for a process that
- * no other sets bits of s meanwhile (locks.h). */
-size_t bits_add_alone(const struct segment *s, const uint64_t *hashes,
-    size_t n, unsigned char *isnew);
-
 /* Adds the m keys that idx lists to segment s in that order, setting
  * isnew[idx[j]] as bits_add does; returns how many were new to it. */
 size_t bits_add_list(const struct segment *s, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *isnew);
 
-/* Adds them as bits_add_list does, with plain ORs: only for a process
- * that no other sets bits of s meanwhile (locks.h). */
-size_t bits_add_list_alone(const struct segment *s, const uint64_t *hashes,
+/* Adds the m keys that idx lists, or keys 0 to m if idx is NULL, as
+ * bits_add_list or bits_add do, with plain stores: only for a process that
+ * no other sets bits of s meanwhile (locks.h). */
+size_t bits_add_alone(const struct segment *s, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *isnew);
 
 /* Sets mask[0..BLOCK_BYTES/8) to the bits of the key with hash h in its

@@ -71,11 +71,18 @@ splitmix(uint64_t z)
 	}								\
 } while (0)
 
+/* Returns the block of segment s, from its first, of the key with hash
+ * h (bits_block). */
+static inline uint64_t
+block_index(const struct segment *s, uint64_t h)
+{
+	return mul_high(h, s->whole) - s->lo;
+}
+
 static inline uint64_t *
 block_of(const struct segment *s, uint64_t h)
 {
-	return (uint64_t *)(s->bits + (mul_high(h, s->whole) - s->lo) *
-	    BLOCK_BYTES);
+	return (uint64_t *)(s->bits + block_index(s, h) * BLOCK_BYTES);
 }
 
 /* Returns 1 if all the key's bits are set in block.  Without a branch per

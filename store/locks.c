@@ -199,7 +199,6 @@ locks_add_list(struct bloom *b, const uint64_t *hashes,
 		    bits_add(t, hashes, m, isnew);
 		return BLOOM_OK;
 	}
-	*fresh = idx != NULL ? bits_add_list_alone(t, hashes, idx, m, isnew) :
-	    bits_add_alone(t, hashes, m, isnew);
+	*fresh = bits_add_alone(t, hashes, idx, m, isnew);
 	return share_again(b);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "store/bits.h"
+#include "store/kernel.h"
 #include "store/mates.h"
 
 /* A key of a chunk that shares a block with another, for
@@ -127,13 +128,13 @@ mates_mark(const struct segment *t, const uint64_t *hashes,
 	memset(once, 0, sizeof once);
 	memset(twice, 0, sizeof twice);
 	for (i = 0; i < n; i++) {
-		x = mates_bit(bits_block(t, hashes[i]));
+		x = mates_bit(block_index(t, hashes[i]));
 		b = (uint64_t)(found[i] == 0) << (x & 63);
 		twice[x >> 6] |= once[x >> 6] & b;
 		once[x >> 6] |= b;
 	}
 	for (i = 0; i < n; i++) {
-		x = mates_bit(bits_block(t, hashes[i]));
+		x = mates_bit(block_index(t, hashes[i]));
 		b = twice[x >> 6] >> (x & 63) & (found[i] == 0);
 		found[i] = b ? flag : found[i];
 	}
@@ -163,7 +164,7 @@ mates_chunk(const struct segment *t, const uint64_t *hashes,
 	if (marked != NULL) {
 		for (i = j = 0; i < n; i++)
 			if (marked[i] == flag && isnew[i] == 1) {
-				m[j].block = bits_block(t, hashes[i]);
+				m[j].block = block_index(t, hashes[i]);
 				m[j].bit = mates_bit(m[j].block);
 				m[j++].key = (uint32_t)i;
 			}
@@ -172,7 +173,7 @@ mates_chunk(const struct segment *t, const uint64_t *hashes,
 		return 0;
 	}
 	for (i = j = 0; i < n && j < nm; i++) {
-		m[j].block = bits_block(t, hashes[i]);
+		m[j].block = block_index(t, hashes[i]);
 		m[j].key = (uint32_t)i;
 		j += isnew[i] == 1;
 	}

@@ -118,16 +118,22 @@ wait_for() {
 	[ "$(($(wc -l <want) - $(wc -l <one)))" -le 20 ]
 }
 
+# random_urls SEED N PATHS: N URLs drawn with awk's srand(SEED), each of
+# one of 50 hosts and one of PATHS paths.
+random_urls() {
+	awk -v seed="$1" -v n="$2" -v paths="$3" 'BEGIN { srand(seed)
+		for (i = 0; i < n; i++)
+			printf "https://host%d.example/path/%d\n",
+			    int(rand() * 50), int(rand() * paths) }'
+}
+
 @test "a crowded filter: the reader's tests ahead answer as one line at a time" {
 	# 4 MB of lines, about half of them repeats, into a filter sized
 	# for 5000: most lines are false positives as it fills, and many of
 	# a chunk share a block.  With the thread, the reader tests lines
 	# ahead against the bits the adder is setting; bound to one
 	# processor, nothing is tested ahead.
-	awk 'BEGIN { srand(11)
-		for (i = 0; i < 150000; i++)
-			printf "https://host%d.example/path/%d\n",
-			    int(rand() * 50), int(rand() * 2000) }' >in
+	random_urls 11 150000 2000 >in
 	for f in file pipe solo; do
 		bloom create --seed 3 -n 5000 -p 0.01 "$f.bf"
 	done
@@ -149,10 +155,7 @@ wait_for() {
 # one missed mark would make a line new that one line at a time calls
 # seen.
 @test "filters from crowded to roomy: the reader's marks answer as one line at a time" {
-	awk 'BEGIN { srand(12)
-		for (i = 0; i < 600000; i++)
-			printf "https://host%d.example/path/%d\n",
-			    int(rand() * 50), int(rand() * 8000) }' >in
+	random_urls 12 600000 8000 >in
 	for n in 2000 20000 150000 400000; do
 		for f in file solo; do
 			rm -f "$f.bf"
