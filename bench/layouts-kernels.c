@@ -458,6 +458,134 @@ apbf_simd(const struct cand *c, const uint64_t *h, size_t n, int add)
 	return hits;
 }
 
+/* SplitMix64 of eight states at once (AVX-512DQ's 64-bit multiply). */
+__attribute__((target("avx512f,avx512dq"))) static inline __m512i
+splitmix8(__m512i z)
+{
+	z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)),
+	    _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ULL));
+	z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)),
+	    _mm512_set1_epi64((long long)0x94d049bb133111ebULL));
+	return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
+}
+
+/*
+ * APBF's test and add --new with AVX-512, for groups of two lines: the
+ * SplitMix64 outputs of a key are drawn eight at a time (a vector
+ * multiply), their 16-bit pieces become sixteen slots' positions at a
+ * time, each picks its 32-bit word from the 32 of the group held in two
+ * registers (one two-source permute), and one test makes sixteen bits of
+ * the mask.  The same positions as apbf_positions, so the same answers.
+ */
+__attribute__((target("avx512f,avx512dq,avx512bw"))) static size_t
+apbf_wide(const struct cand *c, const uint64_t *h, size_t n, int add)
+{
+	size_t i, hits = 0, ah = ahead(c);
+	unsigned s = c->slots, k = c->hashes, cur = c->cur, p, j, q;
+	unsigned nq = (s + 15) / 16, nv = (s + 31) / 32;
+	uint64_t full = s == 64 ? ~0ULL : ((uint64_t)1 << s) - 1;
+	const __m512i wv = _mm512_set1_epi32((int)c->width);
+	const __m512i low5 = _mm512_set1_epi32(31), one = _mm512_set1_epi32(1);
+	const __m512i gamma8 = _mm512_set1_epi64((long long)(8 * GAMMA));
+	__m512i steps = _mm512_set_epi64((long long)(8 * GAMMA),
+	    (long long)(7 * GAMMA), (long long)(6 * GAMMA),
+	    (long long)(5 * GAMMA), (long long)(4 * GAMMA),
+	    (long long)(3 * GAMMA), (long long)(2 * GAMMA), (long long)GAMMA);
+	__m512i base[SLOTS_MAX / 16];
+
+	for (q = 0; q < SLOTS_MAX / 16; q++)
+		base[q] = _mm512_mullo_epi32(_mm512_add_epi32(_mm512_set1_epi32(
+		    (int)(16 * q)), _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9,
+		    8, 7, 6, 5, 4, 3, 2, 1, 0)), wv);
+	for (i = 0; i < n; i++) {
+		uint64_t *grp = group_of(c, h[i]), m = 0;
+		uint64_t raw[SLOTS_MAX / 4] __attribute__((aligned(64)));
+		__m512i lo = _mm512_loadu_si512((const void *)grp);
+		__m512i hi = _mm512_loadu_si512((const void *)(grp + 8));
+		__m512i st = _mm512_add_epi64(_mm512_set1_epi64((long long)h[i]),
+		    steps);
+
+		if (i + ah < n)
+			prefetch_key(c, h[i + ah]);
+		for (j = 0; j < nv; j++) {
+			__m512i r = splitmix8(st);
+
+			_mm512_store_si512((void *)(raw + 8 * j), r);
+			st = _mm512_add_epi64(st, gamma8);
+		}
+		for (q = 0; q < nq; q++) {
+			__m512i pos = _mm512_cvtepu16_epi32(_mm256_load_si256(
+			    (const __m256i *)(raw + 4 * q)));
+
+			pos = _mm512_add_epi32(base[q], _mm512_srli_epi32(
+			    _mm512_mullo_epi32(pos, wv), 16));
+			m |= (uint64_t)_mm512_test_epi32_mask(
+			    _mm512_permutex2var_epi32(lo, _mm512_srli_epi32(pos,
+			    5), hi), _mm512_sllv_epi32(one, _mm512_and_si512(pos,
+			    low5))) << (16 * q);
+		}
+		m &= full;
+		if (cur != 0)
+			m = ((m >> cur) | (m << (s - cur))) & full;
+		if (apbf_run(m, k))
+			hits++;
+		else if (add)
+			for (j = 0, p = cur; j < k; j++) {
+				unsigned at = p * c->width + (unsigned)(((raw[p /
+				    4] >> (16 * (p % 4)) & 0xffff) * c->width) >>
+				    16);
+
+				grp[at >> 6] |= (uint64_t)1 << (at & 63);
+				if (++p == s)
+					p = 0;
+			}
+	}
+	return hits;
+}
+
+/* The fixed filter's test with AVX-512, as store/wide.c has_bits_wide
+ * does it: the seven positions of a SplitMix64 output in seven lanes,
+ * each lane's word of the block picked by a permute; add --new sets the
+ * bits of a key not found with the scalar block_set. */
+__attribute__((target("avx512f"))) static size_t
+fixed_wide(const struct cand *c, const uint64_t *h, size_t n, int add)
+{
+	const __m512i shift = _mm512_set_epi64(0, 54, 45, 36, 27, 18, 9, 0);
+	const __m512i m511 = _mm512_set1_epi64(511);
+	const __m512i m63 = _mm512_set1_epi64(63), one = _mm512_set1_epi64(1);
+	size_t i, hits = 0, ah = ahead(c);
+
+	for (i = 0; i < n; i++) {
+		uint64_t *blk = group_of(c, h[i]), state = h[i];
+		__m512i words = _mm512_loadu_si512((const void *)blk);
+		__mmask8 missing = 0;
+		unsigned left = c->hashes, t;
+
+		if (i + ah < n)
+			prefetch_key(c, h[i + ah]);
+		while (left > 0) {
+			__m512i pos, lack;
+
+			t = left < 7 ? left : 7;
+			state += GAMMA;
+			pos = _mm512_and_si512(_mm512_srlv_epi64(
+			    _mm512_set1_epi64((long long)splitmix(state)),
+			    shift), m511);
+			lack = _mm512_andnot_si512(_mm512_permutexvar_epi64(
+			    _mm512_srli_epi64(pos, 6), words), _mm512_sllv_epi64(
+			    one, _mm512_and_si512(pos, m63)));
+			missing |= _mm512_mask_test_epi64_mask((__mmask8)((1u <<
+			    t) - 1), lack, lack);
+			left -= t;
+		}
+		if (missing == 0)
+			hits++;
+		else if (add)
+			block_set(blk, h[i], c->hashes);
+	}
+	return hits;
+}
+
 /* The loop of test (add 0) and add --new (add 1) for the kinds without
  * their own, made once per kind so that each is compiled for its kind. */
 static inline __attribute__((always_inline)) size_t
@@ -537,6 +665,8 @@ run_keys(const struct cand *c, const uint64_t *h, size_t n,
 {
 	switch (c->kind) {
 	case FIXED:
+		if (c->simd)
+			return fixed_wide(c, h, n, add);
 		return keys_fixed(c, h, n, add);
 	case SEPARATE:
 		return test_sequential(c, h, n, scratch, add);
@@ -547,6 +677,8 @@ run_keys(const struct cand *c, const uint64_t *h, size_t n,
 	case WORDS:
 		return keys_words(c, h, n, add);
 	case APBF:
+		if (c->simd == SIMD_AVX512)
+			return apbf_wide(c, h, n, add);
 		if (c->simd)
 			return apbf_simd(c, h, n, add);
 		return add ? apbf_add(c, h, n) : apbf_test(c, h, n);

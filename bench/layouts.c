@@ -29,7 +29,7 @@
 #include "bench/layouts.h"
 
 #define ROUNDS_MAX	31
-#define CANDS_MAX	8
+#define CANDS_MAX	12
 
 /* The hash of key number id. */
 static inline uint64_t
@@ -110,6 +110,16 @@ warm(const struct cand *c)
 }
 
 
+/* The candidate whose array candidate j uses: itself, or the first of
+ * the run of candidates that share it. */
+static int
+owner(const struct cand *c, int j)
+{
+	while (c[j].shares)
+		j--;
+	return j;
+}
+
 static int
 cand_alloc(struct cand *c)
 {
@@ -177,7 +187,22 @@ make_cands(struct cand *c, unsigned gens, uint64_t n, double p)
 		c[nc] = c[nc - 1];
 		c[nc].name = "apbf, 2 lines, avx2";
 		c[nc].shares = 1;
-		c[nc].simd = 1;
+		c[nc].simd = SIMD_AVX2;
+		nc++;
+	}
+	/* And with AVX-512, against the fixed filter's AVX-512 test (which
+	 * bloom uses where the CPU has it, store/wide.c). */
+	if (__builtin_cpu_supports("avx512f") &&
+	    __builtin_cpu_supports("avx512dq") &&
+	    __builtin_cpu_supports("avx512bw")) {
+		c[nc] = c[nc - 1];
+		c[nc].name = "apbf, 2 lines, avx512";
+		c[nc].simd = SIMD_AVX512;
+		nc++;
+		c[nc] = c[0];
+		c[nc].name = "fixed, avx512";
+		c[nc].shares = 0;
+		c[nc].simd = SIMD_AVX512;
 		nc++;
 	}
 	/* The computed rates at the counts used (rounded up). */
@@ -438,8 +463,8 @@ main(int argc, char **argv)
 					add_keys(cj, h, q, scratch);
 					r[j].add[round] = (now_s() - t0) *
 					    1e9 / (double)q;
-					memcpy(cj->bits, snap[cj->shares ?
-					    j - 1 : j], cj->bytes);
+					memcpy(cj->bits, snap[owner(c, j)],
+					    cj->bytes);
 				}
 			{
 				double fa = median(r[0].absent, rounds);

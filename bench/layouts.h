@@ -28,6 +28,9 @@ mul_high(uint64_t a, uint64_t b)
 	return (uint64_t)(((unsigned __int128)a * b) >> 64);
 }
 
+#define SIMD_AVX2	1	/* the AVX2 test */
+#define SIMD_AVX512	2	/* the AVX-512 test */
+
 enum kind {
 	FIXED,		/* one blocked filter of the window's n items */
 	SEPARATE,	/* today: G blocked filters, tested one after another */
@@ -51,7 +54,7 @@ struct cand {
 	uint64_t *bits;		/* the array */
 	size_t bytes;		/* its size */
 	int shares;		/* 1: the arrays of the candidate before */
-	int simd;		/* APBF: the AVX2 test */
+	int simd;		/* 0, SIMD_AVX2 (APBF) or SIMD_AVX512 */
 };
 
 /* A layout's best sizing: k, slot or word bits w, slots or lines s, the
