@@ -819,7 +819,8 @@ cmd_route(int argc, char **argv)
 				close(fd);
 				goto out;
 			}
-			if (fd == -1 || output_init(&job.routes[i], fd) == -1) {
+			if (fd == -1 || output_init(&job.routes[i], fd,
+			    job.delim) == -1) {
 				msg_warn("%s: %s", name, strerror(errno));
 				if (fd != -1)
 					close(fd);
