@@ -719,8 +719,8 @@ route_output_error(const struct output *routes, uint32_t n,
 	for (i = 0; i < n; i++)
 		if (routes[i].failed) {
 			if (routes[i].err != EPIPE)
-				msg_warn("%s%" PRIu32 ": write error: %s", prefix,
-				    i, strerror(routes[i].err));
+				msg_warn("%s%" PRIu32 ": write error: %s",
+				    prefix, i, strerror(routes[i].err));
 			return;
 		}
 }

@@ -34,14 +34,11 @@ int
 output_init(struct output *out, int fd, unsigned char delim)
 {
 	struct stat st;
-	int size;
 
 	memset(out, 0, sizeof *out);
 	out->fd = fd;
 	out->delim = delim;
-	if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) &&
-	    (size = fcntl(fd, F_GETPIPE_SZ)) > 0)
-		out->pipe_size = (size_t)size;
+	out->pipe = fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
 	out->cap = OUTPUT_SIZE;
 	out->buf = malloc(out->cap);
 	return out->buf == NULL ? -1 : 0;
@@ -86,10 +83,10 @@ wait_room(int fd, const sigset_t *open)
 
 /*
  * How many of the len bytes of p to write to out's pipe now: no more than
- * it surely has room for, all of it if empty, PIPE_BUF if poll(2) says it
- * has some, cut back to the end of a line if one ends in them; 0 if it is
- * full.  All of them where its fill cannot be known, or its reader has
- * gone (the write then fails).
+ * it surely has room for, all of it if empty (its size may have changed),
+ * PIPE_BUF if poll(2) says it has some, cut back to the end of a line if
+ * one ends in them; 0 if it is full.  All of them where its fill cannot
+ * be known, or its reader has gone (the write then fails).
  */
 static size_t
 pipe_piece(const struct output *out, const unsigned char *p, size_t len)
@@ -97,20 +94,25 @@ pipe_piece(const struct output *out, const unsigned char *p, size_t len)
 	struct pollfd pfd;
 	const unsigned char *end;
 	size_t room;
-	int unread;
+	int unread, size, ready;
 
-	pfd.fd = out->fd;
-	pfd.events = POLLOUT;
 	if (ioctl(out->fd, FIONREAD, &unread) == -1)
 		return len;
-	if (unread == 0)
-		room = out->pipe_size;
-	else if (poll(&pfd, 1, 0) == 0)
-		return 0;
-	else if (pfd.revents & (POLLERR | POLLNVAL))
-		return len;
-	else
+	if (unread == 0) {
+		if ((size = fcntl(out->fd, F_GETPIPE_SZ)) <= 0)
+			return len;
+		room = (size_t)size;
+	} else {
+		pfd.fd = out->fd;
+		pfd.events = POLLOUT;
+		pfd.revents = 0;
+		ready = poll(&pfd, 1, 0);
+		if (ready == 0 || (ready == -1 && errno == EINTR))
+			return 0;
+		if (ready == -1 || pfd.revents & (POLLERR | POLLNVAL))
+			return len;
 		room = PIPE_BUF;
+	}
 	if (len <= room)
 		return len;
 	end = memrchr(p, out->delim, room);
@@ -127,10 +129,9 @@ write_all(struct output *out, const unsigned char *p, size_t len,
 		size_t want = len;
 		ssize_t n;
 
-		if (out->pipe_size != 0 &&
-		    (want = pipe_piece(out, p, len)) == 0) {
-			if (wait_room(out->fd, out->midline ? NULL : open) ==
-			    0)
+		if (out->pipe && (want = pipe_piece(out, p, len)) == 0) {
+			/* Full: a signal may end us here, between lines. */
+			if (wait_room(out->fd, out->midline ? NULL : open) == 0)
 				continue;
 			out->failed = 1;
 			out->err = errno;

@@ -17,7 +17,7 @@ struct output {
 	int failed;		/* a write failed; err says why */
 	int err;		/* errno of the failed write */
 	unsigned char delim;	/* the line terminator */
-	size_t pipe_size;	/* bytes fd holds if a pipe, else 0 */
+	int pipe;		/* fd is a pipe or a FIFO */
 	int midline;		/* the last byte written ended no line */
 };
 
