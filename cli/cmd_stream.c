@@ -62,6 +62,21 @@ label_file(struct engine *job, const char *file)
 }
 
 /*
+ * Whether fd is the regular file that the standard output writes to: a
+ * run that writes lines there and reads them back would never end (grep
+ * and cat refuse such an input too).
+ */
+static int
+is_own_output(int fd)
+{
+	struct stat in, out;
+
+	return fstat(STDOUT_FILENO, &out) == 0 && S_ISREG(out.st_mode) &&
+	    fstat(fd, &in) == 0 && in.st_dev == out.st_dev &&
+	    in.st_ino == out.st_ino;
+}
+
+/*
  * Runs job over the files (standard input if none).  A file that cannot be
  * read is reported and the others are still processed.  Returns 0, 1 if
  * some input failed, or -1 if the output failed and the run was abandoned.
@@ -74,6 +89,7 @@ stream_files(struct engine *job, int nfiles, char **files)
 	enum stream_end e;
 	uint64_t before;
 	int name_counts = file_names == 1 || (file_names == -1 && nfiles > 1);
+	int writes = job->emit || (job->route != 0 && job->routes == NULL);
 
 	if (nfiles == 0) {
 		nfiles = 1;
@@ -84,6 +100,14 @@ stream_files(struct engine *job, int nfiles, char **files)
 			fd = STDIN_FILENO;
 		else if ((fd = open(files[i], O_RDONLY | O_CLOEXEC)) == -1) {
 			msg_warn("%s: %s", files[i], strerror(errno));
+			trouble = 1;
+			continue;
+		}
+		if (writes && is_own_output(fd)) {
+			msg_warn("%s: input file is also the output",
+			    input_name(files[i]));
+			if (fd != STDIN_FILENO)
+				close(fd);
 			trouble = 1;
 			continue;
 		}
@@ -662,6 +686,45 @@ cmd_check(int argc, char **argv)
 	return finish(job.selected > 0 ? EXIT_SELECTED : EXIT_NONE);
 }
 
+/*
+ * Whether fd is one of the nfiles input files (standard input if none),
+ * so that route -o must not truncate it before it is read.
+ */
+static int
+is_input(int fd, int nfiles, char **files)
+{
+	struct stat out, in;
+	int i, s;
+
+	if (fstat(fd, &out) == -1)
+		return 0;
+	for (i = 0; i < (nfiles == 0 ? 1 : nfiles); i++) {
+		if (nfiles == 0 || strcmp(files[i], "-") == 0)
+			s = fstat(STDIN_FILENO, &in);
+		else
+			s = stat(files[i], &in);
+		if (s == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+			return 1;
+	}
+	return 0;
+}
+
+/* Says which of route's n outputs could not be written, and why. */
+static void
+route_output_error(const struct output *routes, uint32_t n,
+    const char *prefix)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (routes[i].failed) {
+			if (routes[i].err != EPIPE)
+				msg_warn("%s%" PRIu32 ": write error: %s",
+				    prefix, i, strerror(routes[i].err));
+			return;
+		}
+}
+
 int
 cmd_route(int argc, char **argv)
 {
@@ -748,18 +811,35 @@ cmd_route(int argc, char **argv)
 			int fd;
 
 			snprintf(name, size, "%s%" PRIu32, prefix, i);
-			fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			    0666);
-			if (fd == -1 || output_init(&job.routes[i], fd) == -1) {
+			/* Truncated only once none is known to be an input. */
+			fd = open(name, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+			if (fd != -1 && is_input(fd, argc - 1, argv + 1)) {
+				msg_warn("%s: is also an input: refusing to "
+				    "truncate it", name);
+				close(fd);
+				goto out;
+			}
+			if (fd == -1 || output_init(&job.routes[i], fd,
+			    job.delim) == -1) {
 				msg_warn("%s: %s", name, strerror(errno));
 				if (fd != -1)
 					close(fd);
 				goto out;
 			}
 		}
+		/* A pipe or a device has nothing to truncate (EINVAL). */
+		for (i = 0; i < slices; i++)
+			if (ftruncate(job.routes[i].fd, 0) == -1 &&
+			    errno != EINVAL) {
+				msg_warn("%s%" PRIu32 ": %s", prefix, i,
+				    strerror(errno));
+				goto out;
+			}
 	}
 	rc = stream_files(&job, argc - 1, argv + 1);
-	if (rc == -1)
+	if (rc == -1 && job.routes != NULL)
+		route_output_error(job.routes, opened, prefix);
+	else if (rc == -1)
 		output_error(&job.out);
 out:
 	for (i = 0; i < opened; i++) {

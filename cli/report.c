@@ -41,7 +41,8 @@ report_close(FILE *fp)
 
 	if (fp == stdout)
 		return 0;
-	if (fclose(fp) == EOF || output_init(&out, STDOUT_FILENO) == -1) {
+	if (fclose(fp) == EOF ||
+	    output_init(&out, STDOUT_FILENO, '\n') == -1) {
 		msg_warn("%s", strerror(errno));
 		free(report_text);
 		report_text = NULL;

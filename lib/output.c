@@ -10,8 +10,18 @@
  * output_sync) returned: a line the kernel did not take is not marked.
  * A descriptor left non-blocking by another program is waited for with
  * poll(2).
+ *
+ * A pipe whose reader stops taking lines must not hold those signals off
+ * for ever (timeout(1), kill(1)): it is written only as much as it has
+ * room for, cut at a line's end, and while it is full after a whole line
+ * the signals are let through, ending us between two lines.
  */
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -21,10 +31,14 @@
 #include "lib/output.h"
 
 int
-output_init(struct output *out, int fd)
+output_init(struct output *out, int fd, unsigned char delim)
 {
+	struct stat st;
+
 	memset(out, 0, sizeof *out);
 	out->fd = fd;
+	out->delim = delim;
+	out->pipe = fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
 	out->cap = OUTPUT_SIZE;
 	out->buf = malloc(out->cap);
 	return out->buf == NULL ? -1 : 0;
@@ -52,13 +66,78 @@ wait_writable(int fd)
 	return 0;
 }
 
-/* Writes the len bytes of p whole, however many write(2)s it takes. */
+/* Waits until the pipe fd has room, with the signal mask open while
+ * waiting (NULL: the mask as it is).  Returns 0, or -1 with errno set. */
 static int
-write_all(struct output *out, const unsigned char *p, size_t len)
+wait_room(int fd, const sigset_t *open)
+{
+	struct pollfd pfd;
+
+	pfd.fd = fd;
+	pfd.events = POLLOUT;
+	while (ppoll(&pfd, 1, NULL, open) == -1)
+		if (errno != EINTR)
+			return -1;
+	return 0;
+}
+
+/*
+ * How many of the len bytes of p to write to out's pipe now: no more than
+ * it surely has room for, all of it if empty (its size may have changed),
+ * PIPE_BUF if poll(2) says it has some, cut back to the end of a line if
+ * one ends in them; 0 if it is full.  All of them where its fill cannot
+ * be known, or its reader has gone (the write then fails).
+ */
+static size_t
+pipe_piece(const struct output *out, const unsigned char *p, size_t len)
+{
+	struct pollfd pfd;
+	const unsigned char *end;
+	size_t room;
+	int unread, size, ready;
+
+	if (ioctl(out->fd, FIONREAD, &unread) == -1)
+		return len;
+	if (unread == 0) {
+		if ((size = fcntl(out->fd, F_GETPIPE_SZ)) <= 0)
+			return len;
+		room = (size_t)size;
+	} else {
+		pfd.fd = out->fd;
+		pfd.events = POLLOUT;
+		pfd.revents = 0;
+		ready = poll(&pfd, 1, 0);
+		if (ready == 0 || (ready == -1 && errno == EINTR))
+			return 0;
+		if (ready == -1 || pfd.revents & (POLLERR | POLLNVAL))
+			return len;
+		room = PIPE_BUF;
+	}
+	if (len <= room)
+		return len;
+	end = memrchr(p, out->delim, room);
+	return end != NULL ? (size_t)(end - p) + 1 : room;
+}
+
+/* Writes the len bytes of p whole, however many write(2)s it takes; open
+ * is the signal mask to wait with at a line's end for room in a pipe. */
+static int
+write_all(struct output *out, const unsigned char *p, size_t len,
+    const sigset_t *open)
 {
 	while (len > 0) {
-		ssize_t n = write(out->fd, p, len);
+		size_t want = len;
+		ssize_t n;
 
+		if (out->pipe && (want = pipe_piece(out, p, len)) == 0) {
+			/* Full: a signal may end us here, between lines. */
+			if (wait_room(out->fd, out->midline ? NULL : open) == 0)
+				continue;
+			out->failed = 1;
+			out->err = errno;
+			return -1;
+		}
+		n = write(out->fd, p, want);
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
@@ -68,6 +147,8 @@ write_all(struct output *out, const unsigned char *p, size_t len)
 			out->err = errno;
 			return -1;
 		}
+		if (n > 0)
+			out->midline = p[n - 1] != out->delim;
 		p += n;
 		len -= (size_t)n;
 	}
@@ -90,9 +171,9 @@ write_whole(struct output *out, const unsigned char *p, size_t len,
 	sigaddset(&held, SIGINT);
 	sigaddset(&held, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &held, &old);
-	rc = write_all(out, p, len);
+	rc = write_all(out, p, len, &old);
 	if (rc == 0)
-		rc = write_all(out, p2, len2);
+		rc = write_all(out, p2, len2, &old);
 	e = errno;
 	/* A signal that came meanwhile is delivered here. */
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

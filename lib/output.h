@@ -16,10 +16,14 @@ struct output {
 	size_t cap;		/* size of buf */
 	int failed;		/* a write failed; err says why */
 	int err;		/* errno of the failed write */
+	unsigned char delim;	/* the line terminator */
+	int pipe;		/* fd is a pipe or a FIFO */
+	int midline;		/* the last byte written ended no line */
 };
 
-/* Sets out up to write to fd.  Returns 0, or -1 with errno set. */
-int output_init(struct output *out, int fd);
+/* Sets out up to write lines ending with delim to fd.  Returns 0, or -1
+ * with errno set. */
+int output_init(struct output *out, int fd, unsigned char delim);
 
 /* Writes what is pending.  Returns 0, or -1 once a write has failed (then
  * out->err says why and nothing more is written). */

@@ -41,7 +41,7 @@ engine_init(struct engine *e)
 	e->again = malloc(LINES_MAX);
 	if (e->hit == NULL || e->once == NULL || e->again == NULL)
 		goto fail;
-	if (output_init(&e->out, STDOUT_FILENO) == -1)
+	if (output_init(&e->out, STDOUT_FILENO, e->delim) == -1)
 		goto fail;
 	/* The other filters of a union hash the lines' bytes themselves. */
 	if (lines_init(&e->reader, e->delim, e->emit || e->route != 0 ||

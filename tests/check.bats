@@ -97,6 +97,37 @@ abc() {
 	row 2      $'a\nb'  'bloom: d: read error: Is a directory' check f.bf d all
 }
 
+@test "an input that is also the output is refused, as grep does, not read forever" {
+	abc
+	big_filter g.bf
+	keys 20000 >big
+	bloom add g.bf big all
+	cp big out
+	# A loop would fill the disk: the file size limit stops it instead.
+	run --separate-stderr bash -c 'ulimit -f 20000; bloom check g.bf out all >>out'
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "bloom: out: input file is also the output" ]
+	[ "$(cat big all)" = "$(cat out)" ]
+	cp big out
+	run --separate-stderr bash -c 'ulimit -f 20000; bloom check g.bf <out >>out'
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "bloom: (standard input): input file is also the output" ]
+	cmp big out
+	for args in "add --dups g.bf" "add --new g.bf" "route --slices 1 g.bf"; do
+		run --separate-stderr bash -c "ulimit -f 20000; bloom $args out >>out"
+		[ "$status" -eq 2 ]
+		[ "$stderr" = "bloom: out: input file is also the output" ]
+		cmp big out
+	done
+	# A count, or nothing, written to the file reads no line back.
+	run --separate-stderr bash -c 'bloom check -c g.bf out >>out'
+	[ "$status" -eq 0 ]
+	[ "$(tail -n 1 out)" = 20000 ]
+	cp big out
+	bloom add g.bf out >>out
+	cmp big out
+}
+
 @test "check -q exits 0 on a selected line despite trouble, as grep -q" {
 	abc
 	#   status stdout stderr                                    arguments

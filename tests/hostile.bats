@@ -74,6 +74,41 @@ signal_mid_write() {
 	done
 }
 
+# Runs bloom with ARGS for at most 1 s (timeout(1)), its output going to a
+# reader that takes nothing until bloom has ended, or for 20 s: leaves its
+# exit status in status, the tenths of a second the reader waited in
+# waited and what it then read in out.
+stalled_reader() {
+	rm -f status waited out
+	(timeout 1 bloom "$@" <in || echo $? >status) |
+	    { for i in $(seq 200); do [ -e status ] && break; sleep 0.1; done
+	      echo "$i" >waited; cat >out; }
+	[ -e status ] || echo 0 >status
+}
+
+@test "a signal ends add --new and check whose pipe's reader takes nothing, between two lines" {
+	keys 300000 >in
+	bloom create -n 1000000 -p 1e-6 full.bf
+	bloom add full.bf in
+	for args in "check full.bf" "add --new f.bf"; do
+		rm -f f.bf
+		bloom create -n 1000000 -p 1e-6 f.bf
+		stalled_reader $args
+		echo "$args: status $(cat status), $(wc -l <out) lines out after $(cat waited) tenths"
+		[ "$(cat status)" -eq 124 ]
+		[ "$(cat waited)" -lt 100 ]
+		[ -s out ]
+		[ "$(tail -c 1 out | od -An -c | tr -d ' ')" = '\n' ]
+		run -0 bash -c 'sort out | comm -23 - <(sort in) | wc -l'
+		[ "$output" = 0 ]
+	done
+	# No line was marked seen unwritten: a rerun writes all the others
+	# (and the written lines of the chunk that was cut short, again).
+	bloom add --new f.bf in >again
+	run -0 bash -c 'sort -u out again | comm -3 <(sort in) -'
+	[ "$output" = "" ]
+}
+
 @test "a non-blocking standard output is waited for, not fatal" {
 	keys 200000 >in
 	bloom create --seed 42 -n 200000 -p 1e-9 f.bf

@@ -208,3 +208,12 @@ EOF
 	entry=$(man_section DESCRIPTION | tr -s ' \n' '  ')
 	[[ "$entry" == *"the blocks from i x B/n up to (i + 1) x B/n of its B blocks."* ]]
 }
+
+@test "README: the synopsis of the commands is bloom --help's" {
+	# The usage block, less help and --version, against the indented
+	# block under "## Commands".
+	bloom --help | sed -n '1,/^$/p' | sed 's/^usage: //; s/^       //' |
+	    grep -v '^bloom help\|^bloom --version\|^$' >want
+	sed -n '/^## Commands$/,/^- /p' "$root/README.md" | sed -n 's/^    //p' >got
+	diff want got
+}

@@ -216,6 +216,34 @@ usage: bloom merge filter source ..." merge a.bf
 	[ "$output" = "bloom: g.bf: cannot make a filter like it: only a fixed filter can be sliced" ]
 }
 
+@test "route -o: an output that is an input is refused before any is truncated" {
+	bloom create -n 1000 --slices 4 --seed 1 whole.bf
+	keys 100 >in
+	echo keep >part.0
+	cp in part.2
+	row 2 "" "bloom: part.2: is also an input: refusing to truncate it" route --slices 4 -o part. whole.bf part.2
+	[ "$(cat part.0)" = keep ]
+	cmp in part.2
+	row 2 "" "bloom: part.2: is also an input: refusing to truncate it" route --slices 4 -o part. whole.bf - <part.2
+	cmp in part.2
+	ln -s in part.3
+	run --separate-stderr bloom route --slices 4 -o part. whole.bf <in
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "bloom: part.3: is also an input: refusing to truncate it" ]
+	cmp in part.2
+	# Routed again from a copy, the parts are rewritten whole.
+	rm part.3
+	bloom route --slices 4 -o part. whole.bf in
+	[ "$(cat part.0 part.1 part.2 part.3 | sort)" = "$(sort in)" ]
+}
+
+@test "route -o names the output that cannot be written" {
+	bloom create -n 1000 --slices 4 --seed 1 whole.bf
+	keys 100 >in
+	ln -s /dev/full part.1
+	row 2 "" "bloom: part.1: write error: No space left on device" route --slices 4 -o part. whole.bf in
+}
+
 @test "route | parallel --pipe --bin: each slice gets its own lines, on one machine" {
 	command -v parallel >/dev/null || skip "needs GNU parallel (apt-get install parallel): .ci/run installs it"
 	keys 50000 >in
