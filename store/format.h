@@ -84,7 +84,9 @@ enum bloom_status {
 	BLOOM_EEPOCH_LAST,	/* a window at its last generation */
 	BLOOM_EAPBF,		/* age-partitioned generations differ, or
 				 * their hash count makes no layout */
-	BLOOM_EAPBF_OP		/* not done for an age-partitioned window */
+	BLOOM_EAPBF_SORTED	/* an age-partitioned window larger than the
+				 * memory given: sorted batches do not
+				 * know its layout */
 };
 
 /* One segment: a blocked bit array and what it was sized for. */
