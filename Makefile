@@ -59,8 +59,9 @@ tests/hashsum: tests/hashsum.c hash.o hash.h
 	$(CC) $(WARN) $(CPPFLAGS) $(CFLAGS) -I. $(LDFLAGS) -o $@ \
 		tests/hashsum.c hash.o
 
-# The vector kernels of store/bits.c against its scalar ones.
-tests/kernels: tests/kernels.c store/wide.c $(HDR)
+# The vector kernels of store/bits.c and store/apbf.c against their scalar
+# ones.
+tests/kernels: tests/kernels.c store/wide.c store/apbf.c $(HDR)
 	$(CC) $(WARN) $(CPPFLAGS) $(CFLAGS) -I. $(LDFLAGS) -o $@ \
 		tests/kernels.c
 

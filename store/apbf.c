@@ -12,6 +12,11 @@
  */
 #include <string.h>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define APBF_WIDE	/* AVX-512 test, chosen at run time */
+#endif
+
 #include "params.h"
 #include "store/apbf.h"
 #include "store/kernel.h"
@@ -68,12 +73,26 @@ position(const uint64_t raw[RAW_MAX], unsigned j, unsigned w)
 	return j * w + (unsigned)((piece * w) >> 16);
 }
 
+/* Turns m, bit j for slot j, to ages (bit a for the slot of age a) and
+ * keeps the ages that count. */
+static inline uint64_t
+to_ages(const struct apbf_view *v, uint64_t m)
+{
+	unsigned s = v->slots;
+	uint64_t full = s == 64 ? ~(uint64_t)0 : ((uint64_t)1 << s) - 1;
+
+	m &= full;
+	if (v->newest != 0)
+		m = ((m >> v->newest) | (m << (s - v->newest))) & full;
+	return m & v->ages;
+}
+
 /* The slots that have the key's bit, as a mask turned to ages (bit a:
  * the slot of age a) and kept to the ages that count. */
 static inline uint64_t
 matched(const struct apbf_view *v, const uint64_t *grp, uint64_t h)
 {
-	uint64_t raw[RAW_MAX], m = 0, full;
+	uint64_t raw[RAW_MAX], m = 0;
 	unsigned s = v->slots, j, pos;
 
 	draw(h, s, raw);
@@ -82,33 +101,96 @@ matched(const struct apbf_view *v, const uint64_t *grp, uint64_t h)
 		m |= ((le64(__atomic_load_n(&grp[pos / 64],
 		    __ATOMIC_RELAXED)) >> (pos % 64)) & 1) << j;
 	}
-	if (v->newest != 0) {
-		full = s == 64 ? ~(uint64_t)0 : ((uint64_t)1 << s) - 1;
-		m = ((m >> v->newest) | (m << (s - v->newest))) & full;
-	}
-	return m & v->ages;
+	return to_ages(v, m);
 }
 
-/* Returns 1 if m has k consecutive bits set. */
+/* Returns 1 if m has k consecutive bits set: r keeps the bits that start
+ * a run of len, len doubling, then of k; no branch that depends on m. */
 static inline int
 has_run(uint64_t m, unsigned k)
 {
 	uint64_t r = m;
-	unsigned j;
+	unsigned len = 1;
 
-	for (j = 1; j < k && r != 0; j++)
-		r &= m >> j;
+	while (2 * len <= k) {
+		r &= r >> len;
+		len *= 2;
+	}
+	if (len < k)
+		r &= r >> (k - len);
 	return r != 0;
 }
 
 #define LISTED(j)	(idx != NULL ? idx[j] : (uint32_t)(j))
 
-size_t
-apbf_test(const struct apbf_view *v, const uint64_t *hashes,
+#ifdef APBF_WIDE
+/*
+ * matched with AVX-512: eight SplitMix64 words drawn in the lanes of one
+ * register give 32 pieces of 16 bits, the positions of 32 slots, computed
+ * 16 at a time; each lane picks its 32-bit word of the group from the two
+ * registers that hold the group (a permute of two sources) and tests its
+ * bit.  The same positions as position(), so the same answers.
+ */
+__attribute__((target("avx512f,avx512dq"))) static inline __m512i
+draw_wide(uint64_t h, unsigned from)
+{
+	const __m512i step = _mm512_set_epi64(8, 7, 6, 5, 4, 3, 2, 1);
+	__m512i z = _mm512_add_epi64(_mm512_set1_epi64((long long)h),
+	    _mm512_mullo_epi64(_mm512_add_epi64(step, _mm512_set1_epi64(
+	    from)), _mm512_set1_epi64((long long)SPLITMIX_GAMMA)));
+
+	z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)),
+	    _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ULL));
+	z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)),
+	    _mm512_set1_epi64((long long)0x94d049bb133111ebULL));
+	return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
+}
+
+/* The slots among 16 whose pieces are in the 16-bit lanes of p that have
+ * their bit in the group g0:g1, slot numbers from first. */
+__attribute__((target("avx512f"))) static inline uint64_t
+sixteen(__m256i p, unsigned first, unsigned w, __m512i g0, __m512i g1)
+{
+	const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7,
+	    6, 5, 4, 3, 2, 1, 0);
+	__m512i wv = _mm512_set1_epi32((int)w), pos, word;
+
+	pos = _mm512_add_epi32(_mm512_mullo_epi32(_mm512_add_epi32(lane,
+	    _mm512_set1_epi32((int)first)), wv), _mm512_srli_epi32(
+	    _mm512_mullo_epi32(_mm512_cvtepu16_epi32(p), wv), 16));
+	word = _mm512_permutex2var_epi32(g0, _mm512_srli_epi32(pos, 5), g1);
+	return (uint64_t)_mm512_test_epi32_mask(_mm512_srlv_epi32(word,
+	    _mm512_and_si512(pos, _mm512_set1_epi32(31))),
+	    _mm512_set1_epi32(1)) << first;
+}
+
+__attribute__((target("avx512f,avx512dq"))) static inline uint64_t
+matched_wide(const struct apbf_view *v, const uint64_t *grp, uint64_t h)
+{
+	__m512i g0 = _mm512_loadu_si512((const void *)grp);
+	__m512i g1 = _mm512_loadu_si512((const void *)(grp + 8));
+	__m512i z;
+	uint64_t m = 0;
+	unsigned first;
+
+	for (first = 0; first < v->slots; first += 32) {
+		z = draw_wide(h, first / 4);
+		m |= sixteen(_mm512_castsi512_si256(z), first, v->width, g0,
+		    g1);
+		if (first + 16 < v->slots)
+			m |= sixteen(_mm512_extracti64x4_epi64(z, 1), first + 16,
+			    v->width, g0, g1);
+	}
+	return to_ages(v, m);
+}
+
+__attribute__((target("avx512f,avx512dq"))) static size_t
+test_wide(const struct apbf_view *v, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *found)
 {
 	size_t j, count = 0;
 	uint32_t key;
+	int hit;
 
 	for (j = 0; j < m && j < AHEAD; j++)
 		prefetch_group(v, hashes[LISTED(j)]);
@@ -116,38 +198,85 @@ apbf_test(const struct apbf_view *v, const uint64_t *hashes,
 		key = LISTED(j);
 		if (j + AHEAD < m)
 			prefetch_group(v, hashes[LISTED(j + AHEAD)]);
-		if (has_run(matched(v, group_of(v, hashes[key]),
-		    hashes[key]), v->hashes)) {
-			found[key] = 1;
-			count++;
-		}
+		hit = has_run(matched_wide(v, group_of(v, hashes[key]),
+		    hashes[key]), v->hashes);
+		found[key] |= (unsigned char)hit;
+		count += (size_t)hit;
 	}
 	return count;
 }
 
+int
+apbf_wide_ok(void)
+{
+	return __builtin_cpu_supports("avx512f") &&
+	    __builtin_cpu_supports("avx512dq");
+}
+#else
+int
+apbf_wide_ok(void)
+{
+	return 0;
+}
+#endif
+
+/* The scalar test (apbf_test), for processors without AVX-512. */
+size_t
+apbf_test_scalar(const struct apbf_view *v, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *found)
+{
+	size_t j, count = 0;
+	uint32_t key;
+	int hit;
+
+	for (j = 0; j < m && j < AHEAD; j++)
+		prefetch_group(v, hashes[LISTED(j)]);
+	for (j = 0; j < m; j++) {
+		key = LISTED(j);
+		if (j + AHEAD < m)
+			prefetch_group(v, hashes[LISTED(j + AHEAD)]);
+		hit = has_run(matched(v, group_of(v, hashes[key]),
+		    hashes[key]), v->hashes);
+		found[key] |= (unsigned char)hit;
+		count += (size_t)hit;
+	}
+	return count;
+}
+
+size_t
+apbf_test(const struct apbf_view *v, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *found)
+{
+#ifdef APBF_WIDE
+	if (apbf_wide_ok())
+		return test_wide(v, hashes, idx, m, found);
+#endif
+	return apbf_test_scalar(v, hashes, idx, m, found);
+}
+
 /* Sets the key's bit in the k newest slots of its group; returns 1 if
- * one was clear. */
+ * one was clear.  Draws only the SplitMix64 words of those slots. */
 static inline int
 set_key(const struct apbf_view *v, uint64_t h, int alone)
 {
-	uint64_t raw[RAW_MAX], *grp = group_of(v, h), bit, word;
+	uint64_t *grp = group_of(v, h), raw = 0, piece, bit, word;
 	unsigned j, a, pos;
 	int fresh = 0;
 
-	draw(h, v->slots, raw);
 	for (a = 0, j = v->newest; a < v->hashes; a++) {
-		pos = position(raw, j, v->width);
+		if (a == 0 || j % 4 == 0)
+			raw = splitmix(h + SPLITMIX_GAMMA * (j / 4 + 1));
+		piece = (raw >> (16 * (j % 4))) & 0xffff;
+		pos = j * v->width + (unsigned)((piece * v->width) >> 16);
 		bit = le64((uint64_t)1 << (pos % 64));
 		word = __atomic_load_n(&grp[pos / 64], __ATOMIC_RELAXED);
-		if (!(word & bit)) {
-			fresh = 1;
-			if (alone)
-				__atomic_store_n(&grp[pos / 64], word | bit,
-				    __ATOMIC_RELAXED);
-			else
-				__atomic_fetch_or(&grp[pos / 64], bit,
-				    __ATOMIC_RELAXED);
-		}
+		fresh |= !(word & bit);
+		if (alone)
+			__atomic_store_n(&grp[pos / 64], word | bit,
+			    __ATOMIC_RELAXED);
+		else if (!(word & bit))
+			__atomic_fetch_or(&grp[pos / 64], bit,
+			    __ATOMIC_RELAXED);
 		if (++j == v->slots)
 			j = 0;
 	}

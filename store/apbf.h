@@ -32,6 +32,13 @@ unsigned apbf_slot_of(uint64_t g, unsigned slots);
 size_t apbf_test(const struct apbf_view *v, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *found);
 
+/* Returns 1 if this processor runs apbf_test with AVX-512, else 0. */
+int apbf_wide_ok(void);
+
+/* apbf_test without AVX-512, whatever the processor: for tests/kernels. */
+size_t apbf_test_scalar(const struct apbf_view *v, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *found);
+
 /* Adds the m keys that idx lists (or keys 0 to m) to v's k newest slots,
  * setting isnew[key] to 1 if one of those bits was clear, else 0; returns
  * how many were new.  With atomic ORs, or plain stores if alone (no other
