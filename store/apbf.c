@@ -283,19 +283,46 @@ set_key(const struct apbf_view *v, uint64_t h, int alone)
 	return fresh;
 }
 
+/* The blocks of a group (bit 0 the first, bit 1 the second) that the k
+ * newest slots lie in: an add touches only those. */
+static unsigned
+newest_blocks(const struct apbf_view *v)
+{
+	unsigned first = v->newest * v->width;
+	unsigned last = (v->newest + v->hashes) * v->width - 1;
+
+	if (v->newest + v->hashes > v->slots)
+		return 3;
+	return (1u << (first / BLOCK_BITS)) | (1u << (last / BLOCK_BITS));
+}
+
+/* Starts loading the blocks of the key with hash h that blocks lists.  A
+ * macro: GCC drops the calls of a function that only prefetches (as
+ * store/kernel.h says), and did here. */
+#define PREFETCH_BLOCKS(v, h, blocks) do {				\
+	const unsigned char *g_ = (const unsigned char *)group_of((v), (h)); \
+									\
+	if ((blocks) & 1)						\
+		__builtin_prefetch(g_);					\
+	if ((blocks) & 2)						\
+		__builtin_prefetch(g_ + BLOCK_BYTES);			\
+} while (0)
+
 size_t
 apbf_add(const struct apbf_view *v, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *isnew, int alone)
 {
+	unsigned blocks = newest_blocks(v);
 	size_t j, fresh = 0;
 	uint32_t key;
 
 	for (j = 0; j < m && j < AHEAD; j++)
-		prefetch_group(v, hashes[LISTED(j)]);
+		PREFETCH_BLOCKS(v, hashes[LISTED(j)], blocks);
 	for (j = 0; j < m; j++) {
 		key = LISTED(j);
 		if (j + AHEAD < m)
-			prefetch_group(v, hashes[LISTED(j + AHEAD)]);
+			PREFETCH_BLOCKS(v, hashes[LISTED(j + AHEAD)],
+			    blocks);
 		isnew[key] = (unsigned char)set_key(v, hashes[key], alone);
 		fresh += isnew[key];
 	}
