@@ -580,7 +580,8 @@ params_apbf_fpr(unsigned k, unsigned gens, double lambda)
 		}
 	free(cur);
 	free(next);
-	return 1.0 - total;
+	/* The sum cancels to within rounding of 1 at low loads. */
+	return total < 1.0 ? 1.0 - total : 0.0;
 }
 
 /* The most keys per group and generation at which k hashes and gens

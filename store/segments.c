@@ -35,6 +35,12 @@
  * moment ago is still testing them): it lowers the count, then truncates.
  * Only when the table is full or the file would pass its size limit
  * (max_bytes) does a generation close early, as it did before.
+ *
+ * Age-partitioned windows (LAYOUT_APBF).  Entries 0 to G - 1 keep their
+ * stamps, counters and liveness as above, but all describe one array,
+ * mapped once; ages.c says which of its slots a reader counts and which a
+ * rotation empties, in rotate_to's order, instead of clearing segments.
+ * Grown generations are extra segments of the blocked layout, as above.
  */
 #include <sys/mman.h>
 #include <sys/stat.h>
