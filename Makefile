@@ -130,7 +130,7 @@ FUZZ_LINES_SRC = tests/fuzz/lines.c stream/lines.c stream/fields.c bloom.c \
 	store/bits.c store/wide.c store/mates.c store/segments.c store/holes.c \
 	store/claims.c \
 	store/locks.c \
-	store/format.c \
+	store/format.c store/apbf.c store/ages.c store/fill.c \
 	params.c hash.c lib/clock.c lib/memory.c lib/threads.c
 
 tests/fuzz/lines: $(FUZZ_LINES_SRC) $(HDR)
