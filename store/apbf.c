@@ -1,8 +1,8 @@
 /*
  * The age-partitioned window layout (LAYOUT_APBF): the kernels that test,
  * add and empty slots over a window's group array.  params.c has the math
- * and why the layout is so; store/segments.c keeps which generation each
- * slot holds and when slots are emptied.
+ * and why the layout is so; store/ages.c keeps which generation each slot
+ * holds, which count for a reader, and when slots are emptied.
  *
  * A key's group is chosen by multiply-shift of its hash, as a block is.
  * Its bit in slot j is j w + (piece_j w >> 16), piece_j the j-th 16-bit
@@ -41,14 +41,17 @@ group_of(const struct apbf_view *v, uint64_t h)
 	    (APBF_GROUP_BITS / 8));
 }
 
-static inline void
-prefetch_group(const struct apbf_view *v, uint64_t h)
-{
-	const unsigned char *g = (const unsigned char *)group_of(v, h);
-
-	__builtin_prefetch(g);
-	__builtin_prefetch(g + BLOCK_BYTES);
-}
+/* Starts loading the blocks of the key with hash h that blocks lists.  A
+ * macro: GCC drops the calls of a function that only prefetches (as
+ * store/kernel.h says), and did here. */
+#define PREFETCH_BLOCKS(v, h, blocks) do {				\
+	const unsigned char *g_ = (const unsigned char *)group_of((v), (h)); \
+									\
+	if ((blocks) & 1)						\
+		__builtin_prefetch(g_);					\
+	if ((blocks) & 2)						\
+		__builtin_prefetch(g_ + BLOCK_BYTES);			\
+} while (0)
 
 /* Draws the SplitMix64 words whose 16-bit pieces place the key's bit in
  * each of the s slots. */
@@ -193,11 +196,11 @@ test_wide(const struct apbf_view *v, const uint64_t *hashes,
 	int hit;
 
 	for (j = 0; j < m && j < AHEAD; j++)
-		prefetch_group(v, hashes[LISTED(j)]);
+		PREFETCH_BLOCKS(v, hashes[LISTED(j)], 3);
 	for (j = 0; j < m; j++) {
 		key = LISTED(j);
 		if (j + AHEAD < m)
-			prefetch_group(v, hashes[LISTED(j + AHEAD)]);
+			PREFETCH_BLOCKS(v, hashes[LISTED(j + AHEAD)], 3);
 		hit = has_run(matched_wide(v, group_of(v, hashes[key]),
 		    hashes[key]), v->hashes);
 		found[key] |= (unsigned char)hit;
@@ -230,11 +233,11 @@ apbf_test_scalar(const struct apbf_view *v, const uint64_t *hashes,
 	int hit;
 
 	for (j = 0; j < m && j < AHEAD; j++)
-		prefetch_group(v, hashes[LISTED(j)]);
+		PREFETCH_BLOCKS(v, hashes[LISTED(j)], 3);
 	for (j = 0; j < m; j++) {
 		key = LISTED(j);
 		if (j + AHEAD < m)
-			prefetch_group(v, hashes[LISTED(j + AHEAD)]);
+			PREFETCH_BLOCKS(v, hashes[LISTED(j + AHEAD)], 3);
 		hit = has_run(matched(v, group_of(v, hashes[key]),
 		    hashes[key]), v->hashes);
 		found[key] |= (unsigned char)hit;
@@ -296,17 +299,6 @@ newest_blocks(const struct apbf_view *v)
 	return (1u << (first / BLOCK_BITS)) | (1u << (last / BLOCK_BITS));
 }
 
-/* Starts loading the blocks of the key with hash h that blocks lists.  A
- * macro: GCC drops the calls of a function that only prefetches (as
- * store/kernel.h says), and did here. */
-#define PREFETCH_BLOCKS(v, h, blocks) do {				\
-	const unsigned char *g_ = (const unsigned char *)group_of((v), (h)); \
-									\
-	if ((blocks) & 1)						\
-		__builtin_prefetch(g_);					\
-	if ((blocks) & 2)						\
-		__builtin_prefetch(g_ + BLOCK_BYTES);			\
-} while (0)
 
 size_t
 apbf_add(const struct apbf_view *v, const uint64_t *hashes,
