@@ -269,3 +269,31 @@ found() {
 	put w.bf 128 "$(xxh3_at w.bf 0 128 0)"
 	rejected w.bf "corrupt header (unknown layout)"
 }
+
+@test "apbf: stats counts the array once and shows each generation's slot" {
+	bloom create --seed 42 --generations 4 -n 30000 -p 0.001 \
+		--layout apbf w.bf
+	keys 4000 >a
+	bloom add w.bf a
+	bloom rotate w.bf
+	keys 2000 b- | bloom add w.bf
+	# 11 slots of 93 bits in each of 1395 groups.
+	[ "$(stats_field layout w.bf)" = \
+		"apbf (age-partitioned: 11 slots of 93 bits in 1024-bit groups)" ]
+	[ "$(stats_field bits w.bf)" = $((1395 * 1024)) ]
+	[ "$(stats_field inserted w.bf)" = 6000 ]
+	[ "$(stats_field estimated_items w.bf)" = 6000 ]
+	[ "$(json w.bf 'd["segments"][0]["bits"]')" = $((1395 * 93)) ]
+	[ "$(json w.bf 'd["segments"][0]["inserted"]')" = 4000 ]
+	[ "$(json w.bf 'd["segments"][1]["inserted"]')" = 2000 ]
+	# Generation 0's slot holds a bit of each line of generation 0 and
+	# of the k - 1 after it: 6000 lines, as its fill says to within 3 %.
+	est=$(json w.bf 'round(d["segments"][0]["estimated_items"])')
+	echo "estimated $est"
+	[ "$est" -gt 5820 ] && [ "$est" -lt 6180 ]
+	# The sums count the array's bits set once.
+	[ "$(json w.bf 'd["bits_set"] <= d["bits"]')" = True ]
+	rate=$(json w.bf 'd["estimated_fpr"]')
+	echo "rate $rate"
+	[ "$(json w.bf '0 <= d["estimated_fpr"] < 0.001')" = True ]
+}
