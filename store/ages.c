@@ -113,7 +113,13 @@ ages_clear(struct bloom *b, uint64_t start, uint64_t from, uint64_t to)
 	uint64_t mask = 0, e, g = b->hdr.slots;
 	uint64_t all = v->slots == 64 ? ~(uint64_t)0 :
 	    ((uint64_t)1 << v->slots) - 1;
+	int stamped = 0;
 
+	/* No generation of the window stamped whole: no line in it is
+	 * live, and a rotation killed while it jumped G or more may have
+	 * left older slots half emptied; all of them are emptied. */
+	for (e = to >= g - 1 ? to - (g - 1) : 0; e <= to && !stamped; e++)
+		stamped = format_word_load(b->seg[e % g].stamp) == e + 1;
 	for (e = start; e <= to; e++) {
 		if (e <= from && format_word_load(b->seg[e % g].stamp) ==
 		    e + 1)
@@ -123,7 +129,7 @@ ages_clear(struct bloom *b, uint64_t start, uint64_t from, uint64_t to)
 	}
 	/* The generations entered before start: no entry of theirs is
 	 * left, only their slots. */
-	if (to - from >= v->slots)
+	if (to - from >= v->slots || !stamped)
 		mask = all;
 	else
 		for (e = from + 1; e < start; e++)

@@ -297,3 +297,26 @@ found() {
 	echo "rate $rate"
 	[ "$(json w.bf '0 <= d["estimated_fpr"] < 0.001')" = True ]
 }
+
+@test "apbf: a rotation killed in a jump of G or more is mended by emptying every slot" {
+	bloom create --seed 42 --generations 4 -n 30000 -p 1e-6 \
+		--layout apbf w.bf
+	keys 2000 a- >a
+	keys 500 c- >c
+	bloom add w.bf a
+	bloom rotate w.bf
+	bloom add w.bf a
+	# Generation 10 published, as a jump's first step, and nothing
+	# emptied or stamped: no generation of the window is whole.
+	put w.bf 144 "$(le 8 10)"
+	[ "$(found w.bf a)" = 0 ]
+	bloom add w.bf c
+	[ "$(stats_field generation w.bf)" = 10 ]
+	[ "$(found w.bf c)" = 500 ]
+	[ "$(found w.bf a)" = 0 ]
+	# Only c's bits are left: 13 slots each, at most.
+	[ "$(stats_field hashes w.bf)" = 13 ]
+	set=$(stats_field bits_set w.bf)
+	echo "bits set: $set"
+	[ "$set" -gt 0 ] && [ "$set" -le $((500 * 13)) ]
+}
