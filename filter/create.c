@@ -483,6 +483,10 @@ bloom_plan(const struct bloom_spec *spec, struct bloom_header *h)
 			h->seg[0].capacity = spec->first.capacity;
 			h->seg[0].target_fpr = spec->first.target_fpr;
 			h->seg[0].offset = offset;
+		} else if (h->layout == LAYOUT_APBF && i > 0) {
+			/* The generations share the first one's array, which
+			 * takes a search over k to size. */
+			h->seg[i] = h->seg[0];
 		} else if ((s = segments_plan(h, i, offset, &h->seg[i])) !=
 		    BLOOM_OK)
 			return s;
