@@ -620,9 +620,11 @@ params_apbf_size(uint64_t capacity, double target_fpr, unsigned gens,
 		return -1;
 	}
 	per_gen = capacity / (gens - 1) + (capacity % (gens - 1) != 0);
-	/* The bits per key fall to one minimum and rise after it: the
-	 * search stops at the first rise (each more k costs twice the
-	 * time). */
+	/* The search stops where the bits per key first rise: each more k
+	 * costs twice the time.  With the slots' widths rounded down they
+	 * are not quite unimodal: for G = 40 and 48 at 1 %, k = 12 and 13
+	 * would take 0.7 % and 1.2 % fewer bits than the k = 9 found here,
+	 * for 0.2 s and 0.6 s more of create. */
 	for (k = 1; k <= APBF_K_MAX && k + gens - 1 <= APBF_SLOTS_MAX; k++) {
 		if (APBF_GROUP_BITS / (k + gens - 1) < APBF_W_MIN)
 			break;
