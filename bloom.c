@@ -25,6 +25,7 @@
 #include "lib/memory.h"
 #include "store/bits.h"
 #include "store/claims.h"
+#include "store/fill.h"
 #include "store/holes.h"
 #include "store/handle.h"
 #include "store/segments.h"
@@ -970,30 +971,11 @@ bloom_generation(const struct bloom *b)
 uint64_t
 bloom_fill(struct bloom *b, unsigned i, uint64_t hist[BLOCK_BITS + 1])
 {
-	const struct segment *s = &b->seg[i];
-	const uint64_t *word = (const uint64_t *)s->bits;
-	uint64_t off = s->info.offset, end, from, to, total = 0;
+	return fill_count(b, i, hist);
+}
 
-	memset(hist, 0, (BLOCK_BITS + 1) * sizeof hist[0]);
-	if (!b->sparse) {
-		if (s->map != NULL && memory_fits(s->map_size))
-			segments_prefault_one(s);
-		else if (s->map == NULL && !b->prefaulted &&
-		    memory_fits(b->head_size))
-			segments_prefault(b);
-		return bits_count(word, s->info.nblocks, hist);
-	}
-	/* Holes are zero bits: counted, not read.  Their bounds are whole
-	 * pages, so whole blocks. */
-	end = off + s->info.nblocks * BLOCK_BYTES;
-	hist[0] = s->info.nblocks;
-	while (holes_next_data(b->fd, off, end, &from, &to)) {
-		from -= (from - s->info.offset) % BLOCK_BYTES;
-		to += (end - to) % BLOCK_BYTES;
-		hist[0] -= (to - from) / BLOCK_BYTES;
-		total += bits_count(word + (from - s->info.offset) / 8,
-		    (to - from) / BLOCK_BYTES, hist);
-		off = to;
-	}
-	return total;
+uint64_t
+bloom_slot_fill(struct bloom *b, unsigned i, uint64_t *slot_bits)
+{
+	return fill_slot(b, i, slot_bits);
 }

@@ -288,6 +288,12 @@ void bloom_recount(struct bloom *b, unsigned i);
 uint64_t bloom_fill(struct bloom *b, unsigned i,
     uint64_t hist[BLOCK_BITS + 1]);
 
+/* For generation i of an age-partitioned window (LAYOUT_APBF): sets
+ * *slot_bits to the bits of the slot it took when it began, over all
+ * groups, and returns how many of them are set: one for each key of it
+ * and of the k - 1 generations after it.  0 and 0 for other segments. */
+uint64_t bloom_slot_fill(struct bloom *b, unsigned i, uint64_t *slot_bits);
+
 /* Starts a new generation of a window now, forgetting the oldest.
  * Returns BLOOM_OK or a status. */
 int bloom_rotate(struct bloom *b);

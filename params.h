@@ -69,4 +69,36 @@ double params_fill_bound(uint64_t n, uint64_t nblocks, unsigned hashes,
 double params_fpr_from_hist(const uint64_t hist[BLOCK_BITS + 1],
     uint64_t nblocks, unsigned hashes);
 
+/*
+ * The age-partitioned window layout (params.c says how it works): a key's
+ * bits for every generation in one group of APBF_GROUP_BITS bits, two
+ * adjacent blocks, cut into k + G - 1 slots of APBF_GROUP_BITS / (k + G - 1)
+ * bits.
+ */
+#define APBF_GROUP_BITS	1024	/* bits in a group */
+#define APBF_GROUP_BLOCKS	2	/* blocks in a group */
+#define APBF_K_MAX	16	/* most slots a key sets */
+#define APBF_SLOTS_MAX	64	/* most slots in a group: ages fit a word */
+#define APBF_W_MIN	8	/* fewest bits in a slot */
+
+/* The sizing of an age-partitioned window. */
+struct apbf_params {
+	unsigned hashes;	/* k: slots a key sets */
+	uint64_t ngroups;	/* groups of APBF_GROUP_BITS */
+	double lambda;		/* keys per group and generation at the rate */
+};
+
+/* Returns the false-positive rate of an age-partitioned window of gens
+ * generations (2 or more) with k hashes, just before a rotation, when each
+ * generation put lambda keys in each group on average; 1.0 if k and gens
+ * make no valid layout. */
+double params_apbf_fpr(unsigned k, unsigned gens, double lambda);
+
+/* Sizes an age-partitioned window of gens generations for capacity
+ * distinct keys per window at rate target_fpr: the k with the fewest bits
+ * per key, and the groups a generation's capacity / (gens - 1) keys need.
+ * Returns 0, or -1 with errno EINVAL (no layout fits) or EFBIG. */
+int params_apbf_size(uint64_t capacity, double target_fpr, unsigned gens,
+    struct apbf_params *a);
+
 #endif

@@ -348,6 +348,7 @@ cmd_create(int argc, char **argv)
 		{ "generations", required_argument, NULL, OPT_GENERATIONS },
 		{ "window", required_argument, NULL, OPT_WINDOW },
 		{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
+		{ "layout", required_argument, NULL, OPT_LAYOUT },
 		{ "like", required_argument, NULL, OPT_LIKE },
 		{ "slice", required_argument, NULL, OPT_SLICE },
 		{ "slices", required_argument, NULL, OPT_SLICES },
@@ -360,7 +361,7 @@ cmd_create(int argc, char **argv)
 	struct params *p = &spec.first;
 	uint64_t v, size = 0;
 	int ch, force = 0, have_n = 0, have_p = 0, have_s = 0, have_seed = 0;
-	int have_growth = 0, sizing = 0, dry_run = 0, s;
+	int have_growth = 0, have_layout = 0, sizing = 0, dry_run = 0, s;
 	enum solve_for what;
 	const char *like = NULL;
 	uint32_t slice = 0, slices = 0, cut = 0;
@@ -454,6 +455,16 @@ cmd_create(int argc, char **argv)
 				    "a duration such as 90s, 30m, 12h, 7d or "
 				    "2w, not '%s'", optarg);
 			break;
+		case OPT_LAYOUT:
+			if (strcmp(optarg, "blocked") == 0)
+				spec.layout = LAYOUT_BLOCKED512;
+			else if (strcmp(optarg, "apbf") == 0)
+				spec.layout = LAYOUT_APBF;
+			else
+				usage_error(CMD_CREATE, "create: --layout takes "
+				    "blocked or apbf, not '%s'", optarg);
+			have_layout = 1;
+			break;
 		case OPT_MAX_SIZE:
 			if (parse_size(optarg, &spec.max_bytes) == -1 ||
 			    spec.max_bytes == 0 ||
@@ -498,7 +509,7 @@ cmd_create(int argc, char **argv)
 		    "create: one filter at a time");
 	sizing = have_n || have_p || have_s || have_seed || have_growth ||
 	    p->hashes != 0 || spec.mode != MODE_FIXED || spec.window_ms != 0 ||
-	    spec.max_bytes != 0;
+	    spec.max_bytes != 0 || have_layout;
 	if (like != NULL && sizing)
 		usage_error(CMD_CREATE, "create: --like takes everything from "
 		    "the template: no -n, -p, -s, -k, --seed, --grow or "
@@ -538,6 +549,9 @@ cmd_create(int argc, char **argv)
 		usage_error(CMD_CREATE, "create: --window needs --generations");
 	if (spec.max_bytes != 0 && spec.mode != MODE_WINDOW)
 		usage_error(CMD_CREATE, "create: --max-size needs "
+		    "--generations");
+	if (spec.layout == LAYOUT_APBF && spec.mode != MODE_WINDOW)
+		usage_error(CMD_CREATE, "create: --layout apbf needs "
 		    "--generations");
 	if (spec.mode != MODE_FIXED && (have_s || p->hashes != 0))
 		usage_error(CMD_CREATE, "create: -s and -k are for fixed "

@@ -152,7 +152,13 @@ report_stats_text(FILE *fp, const char *path, const struct bloom_header *h,
 	quote_fputs(fp, path);
 	fputc('\n', fp);
 	fprintf(fp, "format: %" PRIu32 "\n", h->version);
-	fprintf(fp, "layout: blocked512 (512-bit blocks)\n");
+	if (h->layout == LAYOUT_APBF)
+		fprintf(fp, "layout: apbf (age-partitioned: %u slots of %u "
+		    "bits in 1024-bit groups)\n", h->seg[0].hashes +
+		    h->slots - 1, APBF_GROUP_BITS / (h->seg[0].hashes +
+		    h->slots - 1));
+	else
+		fprintf(fp, "layout: blocked512 (512-bit blocks)\n");
 	fprintf(fp, "hash: xxh3-64\n");
 	fprintf(fp, "mode: %s\n", stats_mode_name(h->mode));
 	if (h->slices != 0)
@@ -295,8 +301,9 @@ report_stats_json(FILE *fp, const char *path, const struct bloom_header *h,
 
 	fputs("{\"file\":", fp);
 	json_string(fp, path);
-	fprintf(fp, ",\"format\":%" PRIu32 ",\"layout\":\"blocked512\""
+	fprintf(fp, ",\"format\":%" PRIu32 ",\"layout\":\"%s\""
 	    ",\"hash\":\"xxh3-64\",\"mode\":\"%s\"", h->version,
+	    h->layout == LAYOUT_APBF ? "apbf" : "blocked512",
 	    stats_mode_name(h->mode));
 	if (h->slices != 0)
 		fprintf(fp, ",\"slice\":%" PRIu32 ",\"slices\":%" PRIu32
@@ -371,12 +378,19 @@ report_plan(FILE *fp, const char *path, const struct bloom_header *h)
 	uint64_t offset, blocks = 0;
 	unsigned i;
 
+	/* The generations of the age-partitioned layout share one array. */
 	for (i = 0; i < h->nsegments; i++)
-		blocks += h->seg[i].nblocks;
+		if (h->layout != LAYOUT_APBF || i == 0 || i >= h->slots)
+			blocks += h->seg[i].nblocks;
 	fputs("file: ", fp);
 	quote_fputs(fp, path);
 	fputs(" (not created: --dry-run)\n", fp);
 	fprintf(fp, "mode: %s\n", stats_mode_name(h->mode));
+	if (h->layout == LAYOUT_APBF)
+		fprintf(fp, "layout: apbf (age-partitioned: %u slots of %u "
+		    "bits in 1024-bit groups; the generations share one "
+		    "array)\n", h->seg[0].hashes + h->slots - 1,
+		    APBF_GROUP_BITS / (h->seg[0].hashes + h->slots - 1));
 	if (h->slices != 0)
 		fprintf(fp, "slice: %" PRIu32 "/%" PRIu32 " (blocks %" PRIu64
 		    " to %" PRIu64 " of %" PRIu64 ")\n", h->slice, h->slices,

@@ -22,9 +22,10 @@ _bloom()
 	case $cmd in
 	create)
 		opts='-f -k -n -p -s --grow --growth --generations --window
-		    --max-size --slices --seed --like --slice --dry-run --help'
+		    --max-size --layout --slices --seed --like --slice --dry-run
+		    --help'
 		argopts='-k -n -p -s --growth --generations --window --max-size
-		    --slices --seed --like --slice'
+		    --layout --slices --seed --like --slice'
 		fileopts='--like' ;;
 	add)
 		opts='-D --dups -N --new -z -f -d -n -p --memory --no-create

@@ -34,6 +34,7 @@ complete -c bloom -n "__fish_seen_subcommand_from create" -l growth -x -d 'Capac
 complete -c bloom -n "__fish_seen_subcommand_from create" -l generations -x -d 'Generations to keep'
 complete -c bloom -n "__fish_seen_subcommand_from create" -l window -x -d 'Rotate by time (90s, 30m, 12h, 7d)'
 complete -c bloom -n "__fish_seen_subcommand_from create" -l max-size -x -d 'Bytes a window may grow to (K, M, G, T)'
+complete -c bloom -n "__fish_seen_subcommand_from create" -l layout -x -a 'blocked apbf' -d 'Layout of the generations'
 complete -c bloom -n "__fish_seen_subcommand_from create" -l slices -x -d 'Round the blocks up to a multiple of n'
 complete -c bloom -n "__fish_seen_subcommand_from create" -l seed -x -d 'Hash seed'
 complete -c bloom -n "__fish_seen_subcommand_from create" -l like -r -d 'An empty filter like the template'

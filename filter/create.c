@@ -450,7 +450,8 @@ bloom_plan(const struct bloom_spec *spec, struct bloom_header *h)
 	memset(h, 0, sizeof *h);
 	h->version = FORMAT_V2;
 	h->header_size = V2_HEADER_SIZE;
-	h->layout = LAYOUT_BLOCKED512;
+	h->layout = spec->mode == MODE_WINDOW && spec->layout == LAYOUT_APBF ?
+	    LAYOUT_APBF : LAYOUT_BLOCKED512;
 	h->hash_id = HASH_XXH3_64;
 	h->seed = spec->seed;
 	h->mode = spec->mode;
@@ -482,6 +483,10 @@ bloom_plan(const struct bloom_spec *spec, struct bloom_header *h)
 			h->seg[0].capacity = spec->first.capacity;
 			h->seg[0].target_fpr = spec->first.target_fpr;
 			h->seg[0].offset = offset;
+		} else if (h->layout == LAYOUT_APBF && i > 0) {
+			/* The generations share the first one's array, which
+			 * takes a search over k to size. */
+			h->seg[i] = h->seg[0];
 		} else if ((s = segments_plan(h, i, offset, &h->seg[i])) !=
 		    BLOOM_OK)
 			return s;
@@ -505,7 +510,8 @@ bloom_create(const char *path, const struct bloom_spec *spec, int force)
 	return bloom_create_header(path, &h, force, spec->on_wait);
 }
 
-/* Lays out h's segments from its data offset on, each on a page. */
+/* Lays out h's segments from its data offset on, each on a page; the
+ * generations of an age-partitioned window on one. */
 static void
 lay_out(struct bloom_header *h)
 {
@@ -513,6 +519,8 @@ lay_out(struct bloom_header *h)
 	unsigned i;
 
 	for (i = 0; i < h->nsegments; i++) {
+		if (h->layout == LAYOUT_APBF && i > 0 && i < h->slots)
+			offset = h->data_offset;
 		h->seg[i].offset = offset;
 		h->file_size = format_segment_end(&h->seg[i]);
 		offset = format_next_offset(&h->seg[i]);

@@ -19,6 +19,8 @@ struct bloom_spec {
 				 * the filter's rate */
 	double growth;		/* grow: capacity factor F */
 	unsigned generations;	/* window: G */
+	uint32_t layout;	/* window: LAYOUT_APBF for the
+				 * age-partitioned layout; else blocked */
 	uint64_t window_ms;	/* window: length, 0 if rotated by hand */
 	uint64_t max_bytes;	/* window: bytes its file may grow to as
 				 * generations grow; 0 for no limit */

@@ -185,6 +185,9 @@ merge_check(const struct bloom *t, const struct bloom *s,
 	const struct bloom_header *th = bloom_header(t), *sh = bloom_header(s);
 	unsigned i, n;
 
+	if (th->layout == LAYOUT_APBF || sh->layout == LAYOUT_APBF)
+		return refuse(mm, "an age-partitioned window (create --layout "
+		    "apbf) does not merge");
 	if (th->seed != sh->seed)
 		return differ(mm, "seed", "%" PRIu64, th->seed, sh->seed);
 	if (sh->slices != 0 || th->slices != 0)

@@ -3,6 +3,7 @@
  * estimated keys and false-positive rate, and the sums over the live
  * segments, which are what a check consults.
  */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -41,12 +42,59 @@ window_times(const struct bloom *b, unsigned i, struct segment_stats *ss)
 	    h->window_ms / g);
 }
 
+/*
+ * Generation i of an age-partitioned window: its row shows the slot it
+ * took when it began, whose bits are one for each key of it and of the
+ * k - 1 generations after it (est_items estimates those keys); the array
+ * they all share is counted once in the sums, its keys from the counters
+ * of the live generations (a slot's fill mixes k generations) and its rate
+ * from the fullest generation's load, as if every generation held as
+ * many (params.c).
+ */
+static void
+aged_row(struct bloom *b, unsigned i, struct segment_stats *ss)
+{
+	const struct bloom_header *h = bloom_header(b);
+	unsigned w = APBF_GROUP_BITS / (h->seg[i].hashes + h->slots - 1);
+	uint64_t slot_bits, set = bloom_slot_fill(b, i, &slot_bits);
+	double groups = (double)slot_bits / w;
+
+	ss->bits = slot_bits;
+	ss->bits_set = set;
+	ss->estimated_items = set >= slot_bits ? groups * w * 64.0 :
+	    groups * log1p(-(double)set / (double)slot_bits) /
+	    log1p(-1.0 / w);
+}
+
+/* Adds the array of an age-partitioned window's generations to the sums
+ * of st, once: its bits, their fill and its rate. */
+static double
+aged_sums(struct bloom *b, struct filter_stats *st)
+{
+	static uint64_t hist[BLOCK_BITS + 1];
+	const struct bloom_header *h = bloom_header(b);
+	uint64_t most = 0, groups = h->seg[0].nblocks / APBF_GROUP_BLOCKS;
+	unsigned i;
+
+	for (i = 0; i < h->slots; i++)
+		if (st->seg[i].live) {
+			if (st->seg[i].inserted > most)
+				most = st->seg[i].inserted;
+			st->estimated_items += (double)st->seg[i].inserted;
+		}
+	st->bits += h->seg[0].nblocks * BLOCK_BITS;
+	st->bits_set += bloom_fill(b, 0, hist);
+	return params_apbf_fpr(h->seg[0].hashes, h->slots, (double)most /
+	    (double)groups);
+}
+
 void
 stats_compute(struct bloom *b, uint64_t file_size, struct filter_stats *st)
 {
 	static uint64_t hist[BLOCK_BITS + 1];
 	const struct bloom_header *h = bloom_header(b);
-	double pass = 1.0;
+	double pass = 1.0, aged_fpr = 0.0;
+	int aged = h->layout == LAYOUT_APBF;
 	unsigned i;
 
 	memset(st, 0, sizeof *st);
@@ -67,11 +115,15 @@ stats_compute(struct bloom *b, uint64_t file_size, struct filter_stats *st)
 		ss->capacity = info->capacity;
 		ss->target_fpr = info->target_fpr;
 		ss->inserted = bloom_inserted(b, i);
-		ss->bits_set = bloom_fill(b, i, hist);
-		ss->estimated_items = params_estimate_items(ss->bits_set,
-		    info->nblocks, info->hashes);
-		ss->estimated_fpr = params_fpr_from_hist(hist, info->nblocks,
-		    info->hashes);
+		if (aged && i < h->slots)
+			aged_row(b, i, ss);
+		else {
+			ss->bits_set = bloom_fill(b, i, hist);
+			ss->estimated_items = params_estimate_items(
+			    ss->bits_set, info->nblocks, info->hashes);
+			ss->estimated_fpr = params_fpr_from_hist(hist,
+			    info->nblocks, info->hashes);
+		}
 		ss->created_ms = ss->expires_ms = ss->generation = -1;
 		if (h->mode == MODE_WINDOW)
 			window_times(b, i, ss);
@@ -79,13 +131,22 @@ stats_compute(struct bloom *b, uint64_t file_size, struct filter_stats *st)
 			ss->created_ms = (int64_t)bloom_stamp(b, i);
 		if (h->mode == MODE_GROW)
 			st->capacity += ss->capacity;
-		if (!ss->live)
+		if (!ss->live || (aged && i < h->slots))
 			continue;
 		st->bits += ss->bits;
 		st->bits_set += ss->bits_set;
 		st->estimated_items += ss->estimated_items;
 		st->inserted += ss->inserted;
 		pass *= 1.0 - ss->estimated_fpr;
+	}
+	if (aged) {
+		aged_fpr = aged_sums(b, st);
+		for (i = 0; i < h->slots; i++) {
+			st->seg[i].estimated_fpr = aged_fpr;
+			if (st->seg[i].live)
+				st->inserted += st->seg[i].inserted;
+		}
+		pass *= 1.0 - aged_fpr;
 	}
 	if (h->mode != MODE_GROW)
 		st->capacity = h->capacity;

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "store/apbf.h"
 #include "store/bits.h"
 #include "store/kernel.h"
 #include "store/wide.h"
@@ -76,6 +77,8 @@ bits_add(const struct segment *s, const uint64_t *hashes, size_t n,
 {
 	size_t i, fresh = 0;
 
+	if (s->apbf.bits != NULL)
+		return apbf_add(&s->apbf, hashes, NULL, n, isnew, 0);
 	for (i = 0; i < n; i += BATCH) {
 		PREFETCH_BATCH(s, ALL_KEY, i, n);
 		fresh += add_batch(s, hashes + i, n - i < BATCH ? n - i : BATCH,
@@ -90,6 +93,8 @@ bits_add_list(const struct segment *s, const uint64_t *hashes,
 {
 	size_t j, fresh = 0;
 
+	if (s->apbf.bits != NULL)
+		return apbf_add(&s->apbf, hashes, idx, m, isnew, 0);
 	for (j = 0; j < m; j++) {
 		if (j % BATCH == 0)
 			PREFETCH_BATCH(s, SOME_KEY, j, m);
@@ -156,6 +161,11 @@ bits_test(const struct segment *s, const uint64_t *hashes, size_t n,
 {
 	size_t i;
 
+	if (s->apbf.bits != NULL) {
+		memset(found, 0, n);
+		apbf_test(&s->apbf, hashes, NULL, n, found);
+		return;
+	}
 	if (wide_ok()) {
 		wide_test(s, hashes, n, found);
 		return;
@@ -174,6 +184,11 @@ bits_test_list(const struct segment *s, const uint64_t *hashes,
 {
 	size_t j, count = 0;
 
+	if (s->apbf.bits != NULL) {
+		for (j = 0; j < m; j++)
+			found[idx[j]] = 0;
+		return apbf_test(&s->apbf, hashes, idx, m, found);
+	}
 	if (wide_ok())
 		return wide_test_list(s, hashes, idx, m, found);
 	for (j = 0; j < m; j++) {
@@ -341,6 +356,8 @@ bits_add_alone(const struct segment *s, const uint64_t *hashes,
 	unsigned k = s->info.hashes;
 	size_t j, key, fresh = 0;
 
+	if (s->apbf.bits != NULL)
+		return apbf_add(&s->apbf, hashes, idx, m, isnew, 1);
 	for (j = 0; j < m; j++) {
 		key = LISTED(j);
 		if (j % BATCH == 0)
@@ -571,11 +588,24 @@ bits_test_segments(const struct segment *const *seg, unsigned nseg,
 	const struct segment *alone[SEGMENTS_MAX];
 	unsigned i, g, nbig = 0, nalone = 0, nsmall = 0;
 	uint64_t bytes;
+	int aged = 0;
 
 	if (all)
 		memset(found, 0, n);
 	for (i = 0; i < nseg; i++) {
-		if (seg[i]->info.nblocks * BLOCK_BYTES <= MULTI_ALONE_BYTES)
+		/* The generations of an age-partitioned window share one
+		 * array, tested once for all of them, first. */
+		if (seg[i]->apbf.bits != NULL) {
+			if (!aged) {
+				if (all)
+					m = bits_missing(idx, n, found, 1);
+				apbf_test(&seg[i]->apbf, hashes, idx, m,
+				    found);
+				m = bits_missing(idx, m, found, 0);
+				all = 0;
+			}
+			aged = 1;
+		} else if (seg[i]->info.nblocks * BLOCK_BYTES <= MULTI_ALONE_BYTES)
 			small[nsmall++] = seg[i];
 		else if (nbig == 0 || (seg[i]->whole == big[0]->whole &&
 		    seg[i]->lo == big[0]->lo &&

@@ -27,7 +27,11 @@
  *	0	8	magic
  *	8	4	format version (2)
  *	12	4	header size (256)
- *	16	4	layout (1)
+ *	16	4	layout (1; 2 for a window of the age-partitioned
+ *			layout: table entries 0 to G - 1, the generations,
+ *			all describe one array of groups of two blocks, and
+ *			the hash count k of each makes k + G - 1 slots, at
+ *			most 64, of 1024 / (k + G - 1) bits, at least 8)
  *	20	4	hash (1)
  *	24	8	seed
  *	32	4	mode (0 fixed, 1 grow, 2 window)
@@ -211,6 +215,13 @@ bloom_strerror(int s)
 		return "a symbolic link to a file that does not exist";
 	case BLOOM_EEPOCH_LAST:
 		return "the window has reached its last generation (2^62)";
+	case BLOOM_EAPBF:
+		return "corrupt segment table (age-partitioned generations "
+		    "differ)";
+	case BLOOM_EAPBF_SORTED:
+		return "an age-partitioned window is not added to or checked "
+		    "in sorted batches: give --memory room for the whole "
+		    "filter";
 	}
 	return "unknown error";
 }
@@ -243,7 +254,8 @@ parse_common(const unsigned char *buf, size_t len, struct bloom_header *h)
 		return BLOOM_EHDRSIZE;
 	if (len < h->header_size)
 		return BLOOM_ESHORT;
-	if (h->layout != LAYOUT_BLOCKED512)
+	if (h->layout != LAYOUT_BLOCKED512 && (h->layout != LAYOUT_APBF ||
+	    h->version != FORMAT_V2))
 		return BLOOM_ELAYOUT;
 	if (h->hash_id != HASH_XXH3_64)
 		return BLOOM_EHASH;
@@ -372,6 +384,23 @@ format_slot_parse(const unsigned char *slot, unsigned index,
 	return BLOOM_OK;
 }
 
+/* Returns 1 if generation i of an age-partitioned window h is as the
+ * layout needs: the array of entry 0, in whole groups, with a hash count
+ * that makes a layout of h's generations (params.h). */
+static int
+apbf_entry_ok(const struct bloom_header *h, unsigned i)
+{
+	const struct segment_info *s = &h->seg[i], *first = &h->seg[0];
+	unsigned slots = s->hashes + h->slots - 1;
+
+	if (s->offset != first->offset || s->nblocks != first->nblocks ||
+	    s->hashes != first->hashes)
+		return 0;
+	return s->nblocks % APBF_GROUP_BLOCKS == 0 &&
+	    s->hashes <= APBF_K_MAX && slots <= APBF_SLOTS_MAX &&
+	    APBF_GROUP_BITS / slots >= APBF_W_MIN;
+}
+
 /* Checks the fields of a v2 header that say what the filter is. */
 static int
 check_v2_mode(const struct bloom_header *h)
@@ -444,6 +473,8 @@ parse_v2(const unsigned char *buf, size_t len, uint64_t file_size,
 		return BLOOM_ERESERVED;
 	if ((s = check_v2_mode(h)) != BLOOM_OK)
 		return s;
+	if (h->layout == LAYOUT_APBF && h->mode != MODE_WINDOW)
+		return BLOOM_ELAYOUT;
 	if (h->capacity == 0)
 		return BLOOM_ECAPACITY;
 	if (!fpr_ok(h->target_fpr))
@@ -471,11 +502,18 @@ parse_v2(const unsigned char *buf, size_t len, uint64_t file_size,
 	 * be, so that a file cut short says how long it should be. */
 	min_offset = h->data_offset;
 	for (i = 0; i < h->nsegments; i++) {
+		/* The generations of the age-partitioned layout share the
+		 * first one's array. */
+		if (h->layout == LAYOUT_APBF && i > 0 && i < h->slots)
+			min_offset = h->seg[0].offset;
 		s = format_slot_parse(buf + V2_HEADER_SIZE + i * SLOT_SIZE, i,
 		    h, min_offset, file_size > FORMAT_FILE_MAX ? file_size :
 		    FORMAT_FILE_MAX, &h->seg[i]);
 		if (s != BLOOM_OK)
 			return s;
+		if (h->layout == LAYOUT_APBF && i < h->slots &&
+		    !apbf_entry_ok(h, i))
+			return BLOOM_EAPBF;
 		end = format_segment_end(&h->seg[i]);
 		min_offset = format_next_offset(&h->seg[i]);
 	}
@@ -515,7 +553,8 @@ format_header_build(unsigned char *buf, const struct bloom_header *h)
 	memcpy(buf + OFF_MAGIC, magic, sizeof magic);
 	write_le32(buf + OFF_VERSION, FORMAT_V2);
 	write_le32(buf + OFF_HDRSIZE, V2_HEADER_SIZE);
-	write_le32(buf + OFF_LAYOUT, LAYOUT_BLOCKED512);
+	write_le32(buf + OFF_LAYOUT, h->layout == LAYOUT_APBF ? LAYOUT_APBF :
+	    LAYOUT_BLOCKED512);
 	write_le32(buf + OFF_HASH, HASH_XXH3_64);
 	write_le64(buf + OFF_SEED, h->seed);
 	write_le32(buf + V2_OFF_MODE, h->mode);

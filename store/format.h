@@ -17,6 +17,9 @@
 #define SEGMENTS_MAX		64	/* entries in a segment table, at most */
 #define FILE_PAGE		4096	/* v2 segments start on multiples */
 #define LAYOUT_BLOCKED512	1	/* layout id: 512-bit blocks */
+#define LAYOUT_APBF		2	/* layout id: a window whose
+					 * generations share one
+					 * age-partitioned array (params.h) */
 #define HASH_XXH3_64		1	/* hash id: XXH3-64 */
 #define GROWTH_MIN		1.25	/* growth factor of a growable filter */
 #define GROWTH_MAX		16.0
@@ -78,7 +81,12 @@ enum bloom_status {
 	BLOOM_ESLICE_MODE,	/* only a whole fixed filter is sliced */
 	BLOOM_ESLICE_DIVIDE,	/* the slices do not divide the blocks */
 	BLOOM_EDANGLING,	/* create -f: a symbolic link to nothing */
-	BLOOM_EEPOCH_LAST	/* a window at its last generation */
+	BLOOM_EEPOCH_LAST,	/* a window at its last generation */
+	BLOOM_EAPBF,		/* age-partitioned generations differ, or
+				 * their hash count makes no layout */
+	BLOOM_EAPBF_SORTED	/* an age-partitioned window larger than the
+				 * memory given: sorted batches do not
+				 * know its layout */
 };
 
 /* One segment: a blocked bit array and what it was sized for. */
@@ -98,7 +106,8 @@ struct segment_info {
 struct bloom_header {
 	uint32_t version;	/* FORMAT_V1 or FORMAT_V2 */
 	uint32_t header_size;	/* V1_HEADER_SIZE or V2_HEADER_SIZE */
-	uint32_t layout;	/* LAYOUT_BLOCKED512 */
+	uint32_t layout;	/* LAYOUT_BLOCKED512, or LAYOUT_APBF (v2
+				 * windows only) */
 	uint32_t hash_id;	/* HASH_XXH3_64 */
 	uint64_t seed;		/* hash seed of every segment */
 	uint32_t mode;		/* enum filter_mode */

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "store/apbf.h"
 #include "store/format.h"
 
 /* One segment as mapped. */
@@ -21,6 +22,10 @@ struct segment {
 					 * among: nblocks, or a slice's
 					 * whole filter's */
 	uint64_t lo;			/* the first of those it holds */
+	struct apbf_view apbf;		/* a generation of an age-partitioned
+					 * window: its group array as of the
+					 * last refresh; else apbf.bits is
+					 * NULL */
 };
 
 /* An open filter. */

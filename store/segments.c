@@ -35,6 +35,12 @@
  * moment ago is still testing them): it lowers the count, then truncates.
  * Only when the table is full or the file would pass its size limit
  * (max_bytes) does a generation close early, as it did before.
+ *
+ * Age-partitioned windows (LAYOUT_APBF).  Entries 0 to G - 1 keep their
+ * stamps, counters and liveness as above, but all describe one array,
+ * mapped once; ages.c says which of its slots a reader counts and which a
+ * rotation empties, in rotate_to's order, instead of clearing segments.
+ * Grown generations are extra segments of the blocked layout, as above.
  */
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -50,6 +56,7 @@
 
 #include "lib/clock.h"
 #include "lib/memory.h"
+#include "store/ages.h"
 #include "store/holes.h"
 #include "store/handle.h"
 #include "store/segments.h"
@@ -120,6 +127,8 @@ segments_plan(const struct bloom_header *h, unsigned i, uint64_t offset,
 	double capacity;
 
 	memset(&p, 0, sizeof p);
+	if (h->layout == LAYOUT_APBF && i < h->slots)
+		return ages_plan(h, s);
 	if (h->mode == MODE_GROW) {
 		capacity = ceil((double)h->capacity * pow(h->growth, i));
 		if (!(capacity < 0x1p62))
@@ -162,7 +171,8 @@ segments_plan(const struct bloom_header *h, unsigned i, uint64_t offset,
 	return BLOOM_OK;
 }
 
-/* Maps segment i, whose entry is valid, as b->hdr.seg[i] has it. */
+/* Maps segment i, whose entry is valid, as b->hdr.seg[i] has it: the
+ * generations of an age-partitioned window share the first one's map. */
 static int
 map_one(struct bloom *b, unsigned i)
 {
@@ -183,6 +193,21 @@ map_one(struct bloom *b, unsigned i)
 		return BLOOM_OK;
 	}
 	sg->map_size = (size_t)(sg->info.nblocks * BLOCK_BYTES);
+	sg->inserted = head_word(b, format_slot_offset(i) +
+	    SLOT_OFF_INSERTED);
+	sg->stamp = head_word(b, format_slot_offset(i) + SLOT_OFF_STAMP);
+	memset(&sg->apbf, 0, sizeof sg->apbf);
+	if (b->hdr.layout == LAYOUT_APBF && i < b->hdr.slots) {
+		sg->apbf.ngroups = sg->info.nblocks / APBF_GROUP_BLOCKS;
+		sg->apbf.hashes = sg->info.hashes;
+		sg->apbf.slots = sg->info.hashes + b->hdr.slots - 1;
+		sg->apbf.width = APBF_GROUP_BITS / sg->apbf.slots;
+		if (i > 0) {
+			sg->map = NULL;
+			sg->bits = sg->apbf.bits = b->seg[0].bits;
+			return BLOOM_OK;
+		}
+	}
 	sg->map = mmap(NULL, sg->map_size, prot, MAP_SHARED, b->fd,
 	    (off_t)sg->info.offset);
 	if (sg->map == MAP_FAILED) {
@@ -207,9 +232,8 @@ map_one(struct bloom *b, unsigned i)
 		return BLOOM_ERRNO;
 	}
 	sg->bits = sg->map;
-	sg->inserted = head_word(b, format_slot_offset(i) +
-	    SLOT_OFF_INSERTED);
-	sg->stamp = head_word(b, format_slot_offset(i) + SLOT_OFF_STAMP);
+	if (sg->apbf.slots != 0)
+		sg->apbf.bits = sg->bits;
 	return BLOOM_OK;
 }
 
@@ -281,8 +305,20 @@ segments_prefault(struct bloom *b)
 		prefault_range(b->head, b->head_size);
 		return;
 	}
-	for (i = 0; i < b->nmapped; i++)
+	for (i = 0; i < b->nmapped; i++) {
+		if (b->seg[i].map == NULL)
+			continue;
+#ifdef MADV_POPULATE_WRITE
+		/* The adds of an age-partitioned window write all over its
+		 * array: a fault per page for writing costs more than
+		 * making them all writable at once. */
+		if (b->writable && b->seg[i].apbf.bits != NULL &&
+		    madvise(b->seg[i].map, b->seg[i].map_size,
+		    MADV_POPULATE_WRITE) == 0)
+			continue;
+#endif
 		prefault_range(b->seg[i].map, b->seg[i].map_size);
+	}
 }
 
 /* Maps the segments another process appended since the last look. */
@@ -453,6 +489,8 @@ segments_refresh(struct bloom *b)
 			if (generation_live(b, i, b->epoch))
 				b->live[b->nlive++] = i;
 		window_target(b);
+		if (b->hdr.layout == LAYOUT_APBF)
+			ages_follow(b, file_epoch);
 		break;
 	}
 	order_live(b);
@@ -564,6 +602,8 @@ rotate_to(struct bloom *b, uint64_t to, unsigned event)
 	start = to >= g - 1 ? to - (g - 1) : 0;
 	if (start <= from)
 		start = from + 1;
+	if (b->hdr.layout == LAYOUT_APBF)
+		start = ages_mend_from(b, start, to);
 	if (start > to) {
 		/* Another process rotated first, unless the generation now
 		 * is not stamped as such: then it is mended. */
@@ -574,8 +614,11 @@ rotate_to(struct bloom *b, uint64_t to, unsigned event)
 	format_word_store(head_word(b, V2_OFF_EPOCH), to);
 	if ((s = sync_head(b)) != BLOOM_OK)
 		goto done;
-	for (e = start; e <= to; e++)
-		clear_segment(b, (unsigned)(e % g));
+	if (b->hdr.layout == LAYOUT_APBF)
+		ages_clear(b, start, from, to);
+	else
+		for (e = start; e <= to; e++)
+			clear_segment(b, (unsigned)(e % g));
 	if (fdatasync(b->fd) == -1) {
 		s = BLOOM_ERRNO;
 		goto done;

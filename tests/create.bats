@@ -9,8 +9,8 @@ load helpers
 usage='usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
                     [--slices n] [--slice i/n | auto] [--seed n]
                     [--grow [--growth factor]]
-                    [--generations count [--window duration] [--max-size size]]
-                    [--dry-run] filter
+                    [--generations count [--window duration] [--max-size size]
+                     [--layout blocked | apbf]] [--dry-run] filter
        bloom create --like template [-f] [--slice i/n | auto] [--slices n]
                     filter'
 

@@ -3,12 +3,16 @@
  * (store/wide.c: has_bits_wide, and wide_has of the positions drawn once
  * for segments of several hash counts) answer as the scalar one
  * (has_bits, store/kernel.h) on this processor, for every hash count from
- * 1 to 24, over blocks from empty to full and blocks that hold the key.  Exits 0 if they agree,
- * 1 if they do not, 2 if the processor has no vector test to check.
+ * 1 to 24, over blocks from empty to full and blocks that hold the key;
+ * and that the vector test of the age-partitioned layout (store/apbf.c,
+ * matched_wide) finds the same slots as the scalar one (matched) for
+ * layouts from 2 to 64 generations.  Exits 0 if they agree, 1 if they do
+ * not, 2 if the processor has no vector test to check.
  *
- * It includes store/wide.c, whose kernels are its own.
+ * It includes store/wide.c and store/apbf.c, whose kernels are its own.
  */
 #include "store/wide.c"
+#include "store/apbf.c"
 
 #include <stdio.h>
 
@@ -19,6 +23,55 @@ next(uint64_t *state)
 	*state += SPLITMIX_GAMMA;
 	return splitmix(*state);
 }
+
+#ifdef APBF_WIDE
+/* Checks matched_wide against matched over groups from empty to full,
+ * for layouts of k hashes and g generations, at every newest slot and
+ * with ages left out at random.  Returns 0 if they agree, else 1. */
+static int
+check_apbf(void)
+{
+	static const unsigned layout[][2] = { { 7, 8 }, { 9, 31 }, { 1, 64 },
+	    { 16, 2 }, { 13, 4 }, { 4, 33 }, { 16, 49 }, { 2, 30 } };
+	uint64_t group[16] __attribute__((aligned(64)));
+	uint64_t state = 7, h, a, b, kept, runs[2] = { 0, 0 };
+	struct apbf_view v;
+	unsigned round, i, fill, n = sizeof layout / sizeof layout[0];
+
+	for (round = 0; round < 200000; round++) {
+		memset(&v, 0, sizeof v);
+		v.bits = (unsigned char *)group;
+		v.ngroups = 1;
+		v.hashes = layout[round % n][0];
+		v.slots = v.hashes + layout[round % n][1] - 1;
+		v.width = APBF_GROUP_BITS / v.slots;
+		v.newest = (unsigned)(next(&state) % v.slots);
+		v.ages = round % 3 == 0 ? next(&state) : ~(uint64_t)0;
+		h = next(&state);
+		fill = round / n % 5;
+		for (i = 0; i < 16; i++) {
+			kept = next(&state);
+			group[i] = fill == 0 ? 0 : fill == 4 ? ~(uint64_t)0 :
+			    fill == 1 ? kept & next(&state) :
+			    fill == 2 ? kept : kept | next(&state);
+		}
+		if (round % 4 == 0)
+			set_key(&v, h, 1);
+		a = matched(&v, group, h);
+		b = matched_wide(&v, group, h);
+		if (a != b) {
+			printf("kernels: apbf hash %016jx, k %u, %u slots: "
+			    "scalar %016jx, vector %016jx\n", (uintmax_t)h,
+			    v.hashes, v.slots, (uintmax_t)a, (uintmax_t)b);
+			return 1;
+		}
+		runs[has_run(a, v.hashes)]++;
+	}
+	printf("kernels: apbf 200000 keys, %ju found, %ju not: the same "
+	    "slots\n", (uintmax_t)runs[1], (uintmax_t)runs[0]);
+	return runs[0] > 0 && runs[1] > 0 ? 0 : 1;
+}
+#endif
 
 int
 main(void)
@@ -59,6 +112,8 @@ main(void)
 		}
 		answers[a]++;
 	}
+	if (!apbf_wide_ok() || check_apbf() != 0)
+		return 1;
 	printf("kernels: 200000 keys, %ju found, %ju not: the same answers\n",
 	    (uintmax_t)answers[1], (uintmax_t)answers[0]);
 	return answers[0] > 0 && answers[1] > 0 ? 0 : 1;

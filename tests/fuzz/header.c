@@ -95,9 +95,28 @@ check_v2(const uint8_t *data, size_t len, uint64_t file_size,
 	    len < V2_HEADER_SIZE + (uint64_t)(h->nsegments > h->slots ?
 	    h->nsegments : h->slots) * SLOT_SIZE)
 		abort();
+	if (h->layout != LAYOUT_BLOCKED512 && (h->layout != LAYOUT_APBF ||
+	    h->mode != MODE_WINDOW))
+		abort();
 	min_offset = h->data_offset;
 	for (i = 0; i < h->nsegments; i++) {
 		s = &h->seg[i];
+		/* The generations of an age-partitioned window share the
+		 * first one's array, of whole groups, in at most 64 slots of
+		 * at least 8 bits. */
+		if (h->layout == LAYOUT_APBF && i < h->slots) {
+			if (s->offset != h->seg[0].offset ||
+			    s->nblocks != h->seg[0].nblocks ||
+			    s->hashes != h->seg[0].hashes ||
+			    s->nblocks % APBF_GROUP_BLOCKS != 0 ||
+			    s->hashes > APBF_K_MAX ||
+			    s->hashes + h->slots - 1 > APBF_SLOTS_MAX ||
+			    APBF_GROUP_BITS / (s->hashes + h->slots - 1) <
+			    APBF_W_MIN)
+				abort();
+			if (i > 0)
+				min_offset = h->seg[0].offset;
+		}
 		if (s->offset % FILE_PAGE != 0 || s->offset < min_offset ||
 		    s->nblocks == 0 || s->nblocks > NBLOCKS_MAX ||
 		    s->hashes == 0 || s->hashes > HASHES_MAX ||

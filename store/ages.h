@@ -1,0 +1,34 @@
+/* ages.h: interface of ages.c, the generations of an age-partitioned
+ * window: sizing its array, following which slots hold which generation,
+ * and emptying them at rotation.  For segments.c. */
+#ifndef BLOOM_AGES_H
+#define BLOOM_AGES_H
+
+#include <stdint.h>
+
+#include "store/format.h"
+
+struct bloom;
+
+/* Sizes the entry of every generation of an age-partitioned window whose
+ * header fields (capacity, target_fpr, slots, data_offset) are in h.
+ * Returns BLOOM_OK, or BLOOM_ETOOBIG if no layout fits. */
+int ages_plan(const struct bloom_header *h, struct segment_info *s);
+
+/* Sets the view (store/apbf.h) of b's generations as of b->epoch, the
+ * file's newest generation being file_epoch, after the list is mapped. */
+void ages_follow(struct bloom *b, uint64_t file_epoch);
+
+/* Returns the earliest generation among the G before to (inclusive) that
+ * a rotation published and did not finish, if earlier than start; else
+ * start. */
+uint64_t ages_mend_from(const struct bloom *b, uint64_t start, uint64_t to);
+
+/* Empties, rotating from generation from to to, the slots of the
+ * generations after from (a whole group's at most) and of those from start
+ * on, and zeroes the inserted counters of the generations from start on.
+ * Called holding both of the window's locks. */
+void ages_clear(struct bloom *b, uint64_t start, uint64_t from,
+    uint64_t to);
+
+#endif

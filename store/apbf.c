@@ -1,0 +1,373 @@
+/*
+ * The age-partitioned window layout (LAYOUT_APBF): the kernels that test,
+ * add and empty slots over a window's group array.  params.c has the math
+ * and why the layout is so; store/ages.c keeps which generation each slot
+ * holds, which count for a reader, and when slots are emptied.
+ *
+ * A key's group is chosen by multiply-shift of its hash, as a block is.
+ * Its bit in slot j is j w + (piece_j w >> 16), piece_j the j-th 16-bit
+ * piece of the SplitMix64 sequence seeded with the hash, four to a word:
+ * independent of the group and of each other.  Bit i of a group is bit
+ * i % 8 of its byte i / 8, so an array reads the same on any host.
+ */
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define APBF_WIDE	/* AVX-512 test, chosen at run time */
+#endif
+
+#include "params.h"
+#include "store/apbf.h"
+#include "store/kernel.h"
+
+#define GROUP_WORDS	(APBF_GROUP_BITS / 64)	/* words in a group */
+#define RAW_MAX		(APBF_SLOTS_MAX / 4)	/* SplitMix64 words a key
+						 * draws, at most */
+#define AHEAD		32	/* keys whose groups load ahead */
+
+unsigned
+apbf_slot_of(uint64_t g, unsigned slots)
+{
+	unsigned r = (unsigned)(g % slots);
+
+	return r == 0 ? 0 : slots - r;
+}
+
+static inline uint64_t *
+group_of(const struct apbf_view *v, uint64_t h)
+{
+	return (uint64_t *)(v->bits + mul_high(h, v->ngroups) *
+	    (APBF_GROUP_BITS / 8));
+}
+
+/* Starts loading the blocks of the key with hash h that blocks lists.  A
+ * macro: GCC drops the calls of a function that only prefetches (as
+ * store/kernel.h says), and did here. */
+#define PREFETCH_BLOCKS(v, h, blocks) do {				\
+	const unsigned char *g_ = (const unsigned char *)group_of((v), (h)); \
+									\
+	if ((blocks) & 1)						\
+		__builtin_prefetch(g_);					\
+	if ((blocks) & 2)						\
+		__builtin_prefetch(g_ + BLOCK_BYTES);			\
+} while (0)
+
+/* Draws the SplitMix64 words whose 16-bit pieces place the key's bit in
+ * each of the s slots. */
+static inline void
+draw(uint64_t h, unsigned s, uint64_t raw[RAW_MAX])
+{
+	uint64_t state = h;
+	unsigned i;
+
+	for (i = 0; i < (s + 3) / 4; i++) {
+		state += SPLITMIX_GAMMA;
+		raw[i] = splitmix(state);
+	}
+}
+
+/* The offset in the group of the key's bit in slot j. */
+static inline unsigned
+position(const uint64_t raw[RAW_MAX], unsigned j, unsigned w)
+{
+	uint64_t piece = (raw[j / 4] >> (16 * (j % 4))) & 0xffff;
+
+	return j * w + (unsigned)((piece * w) >> 16);
+}
+
+/* Turns m, bit j for slot j, to ages (bit a for the slot of age a) and
+ * keeps the ages that count. */
+static inline uint64_t
+to_ages(const struct apbf_view *v, uint64_t m)
+{
+	unsigned s = v->slots;
+	uint64_t full = s == 64 ? ~(uint64_t)0 : ((uint64_t)1 << s) - 1;
+
+	m &= full;
+	if (v->newest != 0)
+		m = ((m >> v->newest) | (m << (s - v->newest))) & full;
+	return m & v->ages;
+}
+
+/* The slots that have the key's bit, as a mask turned to ages (bit a:
+ * the slot of age a) and kept to the ages that count. */
+static inline uint64_t
+matched(const struct apbf_view *v, const uint64_t *grp, uint64_t h)
+{
+	uint64_t raw[RAW_MAX], m = 0;
+	unsigned s = v->slots, j, pos;
+
+	draw(h, s, raw);
+	for (j = 0; j < s; j++) {
+		pos = position(raw, j, v->width);
+		m |= ((le64(__atomic_load_n(&grp[pos / 64],
+		    __ATOMIC_RELAXED)) >> (pos % 64)) & 1) << j;
+	}
+	return to_ages(v, m);
+}
+
+/* Returns 1 if m has k consecutive bits set: r keeps the bits that start
+ * a run of len, len doubling, then of k; no branch that depends on m. */
+static inline int
+has_run(uint64_t m, unsigned k)
+{
+	uint64_t r = m;
+	unsigned len = 1;
+
+	while (2 * len <= k) {
+		r &= r >> len;
+		len *= 2;
+	}
+	if (len < k)
+		r &= r >> (k - len);
+	return r != 0;
+}
+
+#define LISTED(j)	(idx != NULL ? idx[j] : (uint32_t)(j))
+
+#ifdef APBF_WIDE
+/*
+ * matched with AVX-512: eight SplitMix64 words drawn in the lanes of one
+ * register give 32 pieces of 16 bits, the positions of 32 slots, computed
+ * 16 at a time; each lane picks its 32-bit word of the group from the two
+ * registers that hold the group (a permute of two sources) and tests its
+ * bit.  The same positions as position(), so the same answers.
+ */
+__attribute__((target("avx512f,avx512dq"))) static inline __m512i
+draw_wide(uint64_t h, unsigned from)
+{
+	const __m512i step = _mm512_set_epi64(8, 7, 6, 5, 4, 3, 2, 1);
+	__m512i z = _mm512_add_epi64(_mm512_set1_epi64((long long)h),
+	    _mm512_mullo_epi64(_mm512_add_epi64(step, _mm512_set1_epi64(
+	    from)), _mm512_set1_epi64((long long)SPLITMIX_GAMMA)));
+
+	z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)),
+	    _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ULL));
+	z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)),
+	    _mm512_set1_epi64((long long)0x94d049bb133111ebULL));
+	return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
+}
+
+/* The slots among 16 whose pieces are in the 16-bit lanes of p that have
+ * their bit in the group g0:g1, slot numbers from first. */
+__attribute__((target("avx512f"))) static inline uint64_t
+sixteen(__m256i p, unsigned first, unsigned w, __m512i g0, __m512i g1)
+{
+	const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7,
+	    6, 5, 4, 3, 2, 1, 0);
+	__m512i wv = _mm512_set1_epi32((int)w), pos, word;
+
+	pos = _mm512_add_epi32(_mm512_mullo_epi32(_mm512_add_epi32(lane,
+	    _mm512_set1_epi32((int)first)), wv), _mm512_srli_epi32(
+	    _mm512_mullo_epi32(_mm512_cvtepu16_epi32(p), wv), 16));
+	word = _mm512_permutex2var_epi32(g0, _mm512_srli_epi32(pos, 5), g1);
+	return (uint64_t)_mm512_test_epi32_mask(_mm512_srlv_epi32(word,
+	    _mm512_and_si512(pos, _mm512_set1_epi32(31))),
+	    _mm512_set1_epi32(1)) << first;
+}
+
+__attribute__((target("avx512f,avx512dq"))) static inline uint64_t
+matched_wide(const struct apbf_view *v, const uint64_t *grp, uint64_t h)
+{
+	__m512i g0 = _mm512_loadu_si512((const void *)grp);
+	__m512i g1 = _mm512_loadu_si512((const void *)(grp + 8));
+	__m512i z;
+	uint64_t m = 0;
+	unsigned first;
+
+	for (first = 0; first < v->slots; first += 32) {
+		z = draw_wide(h, first / 4);
+		m |= sixteen(_mm512_castsi512_si256(z), first, v->width, g0,
+		    g1);
+		if (first + 16 < v->slots)
+			m |= sixteen(_mm512_extracti64x4_epi64(z, 1), first + 16,
+			    v->width, g0, g1);
+	}
+	return to_ages(v, m);
+}
+
+__attribute__((target("avx512f,avx512dq"))) static size_t
+test_wide(const struct apbf_view *v, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *found)
+{
+	size_t j, count = 0;
+	uint32_t key;
+	int hit;
+
+	for (j = 0; j < m && j < AHEAD; j++)
+		PREFETCH_BLOCKS(v, hashes[LISTED(j)], 3);
+	for (j = 0; j < m; j++) {
+		key = LISTED(j);
+		if (j + AHEAD < m)
+			PREFETCH_BLOCKS(v, hashes[LISTED(j + AHEAD)], 3);
+		hit = has_run(matched_wide(v, group_of(v, hashes[key]),
+		    hashes[key]), v->hashes);
+		found[key] |= (unsigned char)hit;
+		count += (size_t)hit;
+	}
+	return count;
+}
+
+int
+apbf_wide_ok(void)
+{
+	return __builtin_cpu_supports("avx512f") &&
+	    __builtin_cpu_supports("avx512dq");
+}
+#else
+int
+apbf_wide_ok(void)
+{
+	return 0;
+}
+#endif
+
+/* The scalar test (apbf_test), for processors without AVX-512. */
+size_t
+apbf_test_scalar(const struct apbf_view *v, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *found)
+{
+	size_t j, count = 0;
+	uint32_t key;
+	int hit;
+
+	for (j = 0; j < m && j < AHEAD; j++)
+		PREFETCH_BLOCKS(v, hashes[LISTED(j)], 3);
+	for (j = 0; j < m; j++) {
+		key = LISTED(j);
+		if (j + AHEAD < m)
+			PREFETCH_BLOCKS(v, hashes[LISTED(j + AHEAD)], 3);
+		hit = has_run(matched(v, group_of(v, hashes[key]),
+		    hashes[key]), v->hashes);
+		found[key] |= (unsigned char)hit;
+		count += (size_t)hit;
+	}
+	return count;
+}
+
+size_t
+apbf_test(const struct apbf_view *v, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *found)
+{
+#ifdef APBF_WIDE
+	if (apbf_wide_ok())
+		return test_wide(v, hashes, idx, m, found);
+#endif
+	return apbf_test_scalar(v, hashes, idx, m, found);
+}
+
+/* Sets the key's bit in the k newest slots of its group; returns 1 if
+ * one was clear.  Draws only the SplitMix64 words of those slots. */
+static inline int
+set_key(const struct apbf_view *v, uint64_t h, int alone)
+{
+	uint64_t *grp = group_of(v, h), raw = 0, piece, bit, word;
+	unsigned j, a, pos;
+	int fresh = 0;
+
+	for (a = 0, j = v->newest; a < v->hashes; a++) {
+		if (a == 0 || j % 4 == 0)
+			raw = splitmix(h + SPLITMIX_GAMMA * (j / 4 + 1));
+		piece = (raw >> (16 * (j % 4))) & 0xffff;
+		pos = j * v->width + (unsigned)((piece * v->width) >> 16);
+		bit = le64((uint64_t)1 << (pos % 64));
+		word = __atomic_load_n(&grp[pos / 64], __ATOMIC_RELAXED);
+		fresh |= !(word & bit);
+		if (alone)
+			__atomic_store_n(&grp[pos / 64], word | bit,
+			    __ATOMIC_RELAXED);
+		else if (!(word & bit))
+			__atomic_fetch_or(&grp[pos / 64], bit,
+			    __ATOMIC_RELAXED);
+		if (++j == v->slots)
+			j = 0;
+	}
+	return fresh;
+}
+
+/* The blocks of a group (bit 0 the first, bit 1 the second) that the k
+ * newest slots lie in: an add touches only those. */
+static unsigned
+newest_blocks(const struct apbf_view *v)
+{
+	unsigned first = v->newest * v->width;
+	unsigned last = (v->newest + v->hashes) * v->width - 1;
+
+	if (v->newest + v->hashes > v->slots)
+		return 3;
+	return (1u << (first / BLOCK_BITS)) | (1u << (last / BLOCK_BITS));
+}
+
+
+size_t
+apbf_add(const struct apbf_view *v, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *isnew, int alone)
+{
+	unsigned blocks = newest_blocks(v);
+	size_t j, fresh = 0;
+	uint32_t key;
+
+	for (j = 0; j < m && j < AHEAD; j++)
+		PREFETCH_BLOCKS(v, hashes[LISTED(j)], blocks);
+	for (j = 0; j < m; j++) {
+		key = LISTED(j);
+		if (j + AHEAD < m)
+			PREFETCH_BLOCKS(v, hashes[LISTED(j + AHEAD)],
+			    blocks);
+		isnew[key] = (unsigned char)set_key(v, hashes[key], alone);
+		fresh += isnew[key];
+	}
+	return fresh;
+}
+
+/* Sets keep to the words of a group with the bits of the slots mask
+ * lists cleared, in file byte order. */
+static void
+keep_mask(const struct apbf_view *v, uint64_t mask,
+    uint64_t keep[GROUP_WORDS])
+{
+	unsigned j, b;
+
+	memset(keep, 0xff, GROUP_WORDS * sizeof keep[0]);
+	for (j = 0; j < v->slots; j++)
+		if (mask >> j & 1)
+			for (b = j * v->width; b < (j + 1) * v->width; b++)
+				keep[b / 64] &= ~le64((uint64_t)1 << (b % 64));
+}
+
+void
+apbf_clear(const struct apbf_view *v, uint64_t mask)
+{
+	uint64_t keep[GROUP_WORDS], *grp;
+	uint64_t g;
+	unsigned i;
+
+	if (mask == 0)
+		return;
+	keep_mask(v, mask, keep);
+	for (g = 0; g < v->ngroups; g++) {
+		grp = (uint64_t *)(v->bits + g * (APBF_GROUP_BITS / 8));
+		for (i = 0; i < GROUP_WORDS; i++)
+			if (keep[i] != ~(uint64_t)0)
+				__atomic_store_n(&grp[i], grp[i] & keep[i],
+				    __ATOMIC_RELAXED);
+	}
+}
+
+uint64_t
+apbf_slot_bits(const struct apbf_view *v, unsigned j)
+{
+	uint64_t keep[GROUP_WORDS], total = 0, g;
+	const uint64_t *grp;
+	unsigned i;
+
+	keep_mask(v, (uint64_t)1 << j, keep);
+	for (g = 0; g < v->ngroups; g++) {
+		grp = (const uint64_t *)(v->bits + g * (APBF_GROUP_BITS / 8));
+		for (i = 0; i < GROUP_WORDS; i++)
+			total += (uint64_t)__builtin_popcountll(grp[i] &
+			    ~keep[i]);
+	}
+	return total;
+}
