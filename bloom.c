@@ -361,19 +361,24 @@ test_some(struct bloom *b, const struct bloom_pass *v,
 		    0, prefound);
 }
 
-/* Tests the n keys, v->max at a time, after segments_refresh. */
-static void
+/* Tests the n keys, v->max at a time, against the segments live now, as
+ * a reader of the list (segments_read_begin): no segment is given back
+ * while it is read.  Returns BLOOM_OK or a status. */
+static int
 test_keys(struct bloom *b, const struct bloom_pass *v,
     const struct bloom_pretest *p, const unsigned char *prefound,
     const uint64_t *hashes, size_t n, unsigned char *found)
 {
 	size_t pos, m;
+	int s = segments_read_begin(b);
 
-	for (pos = 0; pos < n; pos += m) {
+	for (pos = 0; s == BLOOM_OK && pos < n; pos += m) {
 		m = n - pos < v->max ? n - pos : v->max;
 		test_some(b, v, p, prefound != NULL ? prefound + pos : NULL,
 		    hashes + pos, m, found + pos);
 	}
+	segments_read_end(b);
+	return s;
 }
 
 /*
@@ -569,9 +574,8 @@ bloom_add_claim_pass(struct bloom *b, const struct bloom_pass *v,
 		v = &line;
 	}
 	/* Another adder may have grown the filter since. */
-	if ((s = segments_refresh(b)) != BLOOM_OK)
+	if ((s = test_keys(b, v, NULL, NULL, hashes, n, again)) != BLOOM_OK)
 		return s;
-	test_keys(b, v, NULL, NULL, hashes, n, again);
 	for (i = 0; i < n; i++)
 		again[i] = isnew[i] == 1 && again[i] == 1;
 	claims_release(b->claims, hashes, again, n);
@@ -623,13 +627,9 @@ bloom_test(struct bloom *b, const struct bloom_pretest *p,
     unsigned char *found)
 {
 	struct bloom_pass v = in_memory(b);
-	int s;
 
-	if ((s = segments_refresh(b)) != BLOOM_OK)
-		return s;
 	note_lookups(b, n);
-	test_keys(b, &v, p, prefound, hashes, n, found);
-	return BLOOM_OK;
+	return test_keys(b, &v, p, prefound, hashes, n, found);
 }
 
 int
@@ -718,12 +718,7 @@ int
 bloom_test_pass(struct bloom *b, const struct bloom_pass *v,
     const uint64_t *hashes, size_t n, unsigned char *found)
 {
-	int s;
-
-	if ((s = segments_refresh(b)) != BLOOM_OK)
-		return s;
-	test_keys(b, v, NULL, NULL, hashes, n, found);
-	return BLOOM_OK;
+	return test_keys(b, v, NULL, NULL, hashes, n, found);
 }
 
 int

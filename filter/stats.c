@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "filter/stats.h"
+#include "store/segments.h"
 
 const char *
 stats_mode_name(uint32_t m)
@@ -41,15 +42,22 @@ window_times(const struct bloom *b, unsigned i, struct segment_stats *ss)
 	    h->window_ms / g);
 }
 
-void
+int
 stats_compute(struct bloom *b, uint64_t file_size, struct filter_stats *st)
 {
 	static uint64_t hist[BLOCK_BITS + 1];
 	const struct bloom_header *h = bloom_header(b);
 	double pass = 1.0;
 	unsigned i;
+	int s;
 
 	memset(st, 0, sizeof *st);
+	/* Every segment is read, the expired ones too, which a rotation
+	 * would otherwise give back meanwhile. */
+	if ((s = segments_read_begin(b)) != BLOOM_OK) {
+		segments_read_end(b);
+		return s;
+	}
 	st->bytes = file_size;
 	st->sparse = bloom_sparse(b);
 	st->nsegments = bloom_nsegments(b);
@@ -97,4 +105,6 @@ stats_compute(struct bloom *b, uint64_t file_size, struct filter_stats *st)
 	 * sized for and the rate shows it. */
 	st->over_capacity = st->estimated_fpr > h->target_fpr &&
 	    (h->mode != MODE_FIXED || st->inserted > st->capacity);
+	segments_read_end(b);
+	return BLOOM_OK;
 }

@@ -56,6 +56,7 @@
 
 #define LOCK_LIST	0	/* byte held to grow or rotate */
 #define LOCK_ADD	1	/* byte adders of a window hold */
+#define LOCK_READERS	2	/* byte readers of a window hold */
 #define ROOM_SHARE	32	/* an adder takes room / this keys at a time */
 #define EXTRA_DOUBLINGS	5	/* extra entry j of a window holds
 				 * 2^min(j, this) generations' keys */
@@ -99,6 +100,24 @@ lock_byte(struct bloom *b, short type, off_t which)
 		cmd = F_OFD_SETLKW;
 	}
 	return 0;
+}
+
+/* Takes the lock on byte which of b's file for writing if no other
+ * process holds it.  Returns 1 if taken, 0 if not, or -1 with errno set. */
+static int
+try_lock_byte(struct bloom *b, off_t which)
+{
+	struct flock fl;
+
+	memset(&fl, 0, sizeof fl);
+	fl.l_type = F_WRLCK;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = which;
+	fl.l_len = 1;
+	while (fcntl(b->fd, F_OFD_SETLK, &fl) == -1)
+		if (errno != EINTR)
+			return errno == EAGAIN || errno == EACCES ? 0 : -1;
+	return 1;
 }
 
 /* Lets go of lock byte which of b's file, leaving errno as it was: an
@@ -497,32 +516,39 @@ long_expired(const struct bloom *b, unsigned i, uint64_t to)
  * have been expired a whole generation when the newest is to: lowers the
  * count and writes it to disk, then truncates the file.  A process killed
  * between the two leaves a file longer than its segments, which the next
- * growth reuses.  Called holding both locks.
+ * growth reuses.  Not while a reader holds LOCK_READERS: a test or stats
+ * may take a long time over segments it found in the file, and a page cut
+ * off under it would fail it; a later rotation gives the room back.
+ * Called holding both locks.
  */
 static int
 give_back(struct bloom *b, uint64_t to)
 {
 	unsigned count;
-	int s;
+	int s, taken;
 
+	if ((taken = try_lock_byte(b, LOCK_READERS)) != 1)
+		return taken == 0 ? BLOOM_OK : BLOOM_ERRNO;
 	/* Another process may have appended segments this one has not
 	 * mapped yet. */
 	if ((s = window_follow(b, format_epoch(b->head))) != BLOOM_OK)
-		return s;
+		goto out;
 	count = b->nmapped;
 	while (count > b->hdr.slots && long_expired(b, count - 1, to))
 		count--;
 	if (count == b->nmapped)
-		return BLOOM_OK;
+		goto out;
 	format_word_store(head_word(b, V2_OFF_NSEGMENTS), count);
-	if (sync_head(b) != BLOOM_OK)
-		return BLOOM_ERRNO;
+	if ((s = sync_head(b)) != BLOOM_OK)
+		goto out;
 	unmap_from(b, count);
 	b->hdr.nsegments = count;
 	if (ftruncate(b->fd, (off_t)format_segment_end(&b->hdr.seg[count -
 	    1])) == -1)
-		return BLOOM_ERRNO;
-	return BLOOM_OK;
+		s = BLOOM_ERRNO;
+out:
+	unlock_byte(b, LOCK_READERS);
+	return s;
 }
 
 /*
@@ -929,6 +955,22 @@ void
 segments_unhold(struct bloom *b)
 {
 	segments_end_add(b);
+}
+
+int
+segments_read_begin(struct bloom *b)
+{
+	if (b->hdr.mode == MODE_WINDOW && lock_byte(b, F_RDLCK, LOCK_READERS) ==
+	    -1)
+		return BLOOM_ERRNO;
+	return segments_refresh(b);
+}
+
+void
+segments_read_end(struct bloom *b)
+{
+	if (b->hdr.mode == MODE_WINDOW)
+		unlock_byte(b, LOCK_READERS);
 }
 
 int

@@ -85,6 +85,15 @@ int segments_hold(struct bloom *b);
 /* Lets rotation go on after segments_hold. */
 void segments_unhold(struct bloom *b);
 
+/* Refreshes the list of b for a reader, which may then read any segment
+ * of it until segments_read_end: no rotation gives a window's room back
+ * meanwhile (adders and rotations go on).  Returns BLOOM_OK or a status;
+ * segments_read_end is due either way. */
+int segments_read_begin(struct bloom *b);
+
+/* Ends what segments_read_begin began. */
+void segments_read_end(struct bloom *b);
+
 /* Starts a new generation of a window now.  Returns BLOOM_OK or a
  * status. */
 int segments_rotate(struct bloom *b);

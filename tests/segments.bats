@@ -342,6 +342,77 @@ usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
 	[ "$(json w.bf 'sum(s["live"] for s in d["segments"])')" = 6 ]
 }
 
+# burst_window FILE: a window of 2 generations grown past its sizing by a
+# burst, its keys 1 to 1000 in generation 0's own segment.
+burst_window() {
+	bloom create --generations 2 --seed 5 -n 20000 -p 0.01 "$1"
+	seq 1 200000 | bloom add "$1" 2>/dev/null
+	[ "$(json "$1" 'len(d["segments"])')" = 6 ]
+}
+
+# until_traced FILE PATTERN: waits until strace has written PATTERN to FILE.
+until_traced() {
+	local i
+
+	for i in $(seq 1 200); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+@test "window: a check reading the extra segments while rotations expire them is not cut short" {
+	command -v strace >/dev/null || skip "strace not found: install strace"
+	burst_window w.bf
+	size=$(stat -c %s w.bf)
+	seq 1 1000 >in
+	# Out of core, each window of the file read slowly: three rotations
+	# run in the middle of the check's one pass, and would give back
+	# the extra segments it has yet to read.
+	strace -f -o trace -e trace=pread64 \
+		-e inject=pread64:delay_enter=50000 \
+		bloom check -c --memory 512K w.bf in >out 2>err &
+	pid=$!
+	until_traced trace "pread64([0-9]*, .*, 16384, "
+	bloom rotate w.bf
+	bloom rotate w.bf
+	bloom rotate w.bf
+	# Left for a later rotation while the check reads.
+	[ "$(stat -c %s w.bf)" -eq "$size" ]
+	status=0
+	wait $pid || status=$?
+	cat err
+	# Keys of a generation forgotten meanwhile may be found or not.
+	[ "$status" -le 1 ]
+	[ "$(cat err)" = "" ]
+	[ "$(json w.bf 'len(d["segments"])')" = 6 ]
+	bloom rotate w.bf
+	[ "$(json w.bf 'len(d["segments"])')" = 2 ]
+	[ "$(stat -c %s w.bf)" -lt "$size" ]
+}
+
+@test "window: stats reading the extra segments while rotations expire them is not cut short" {
+	command -v strace >/dev/null || skip "strace not found: install strace"
+	burst_window w.bf
+	# Each segment's pages taken in slowly: three rotations run while
+	# stats counts the bits, and would give back the extra segments it
+	# has yet to count.
+	strace -o trace -e trace=madvise \
+		-e inject=madvise:delay_enter=100000 \
+		bloom stats --json w.bf >out 2>err &
+	pid=$!
+	until_traced trace 'MADV_POPULATE_READ\|MADV_WILLNEED'
+	bloom rotate w.bf
+	bloom rotate w.bf
+	bloom rotate w.bf
+	status=0
+	wait $pid || status=$?
+	cat err
+	[ "$status" -eq 0 ]
+	[ "$(cat err)" = "" ]
+	python3 -c 'import json; d = json.load(open("out")); assert len(d["segments"]) == 6, d'
+}
+
 @test "window: --window and --growth need their mode; modes do not mix" {
 	row 2 "" "bloom: create: --window needs --generations
 usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
