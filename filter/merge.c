@@ -98,6 +98,18 @@ check_slice(const struct bloom *t, const struct bloom *s,
 	return 0;
 }
 
+/* Returns 1 if an extra segment of window b holds a live generation. */
+static int
+live_extra(const struct bloom *b)
+{
+	unsigned i;
+
+	for (i = bloom_header(b)->slots; i < bloom_nsegments(b); i++)
+		if (bloom_is_live(b, i))
+			return 1;
+	return 0;
+}
+
 static int
 check_window(const struct bloom *t, const struct bloom *s,
     struct merge_mismatch *mm)
@@ -117,8 +129,9 @@ check_window(const struct bloom *t, const struct bloom *s,
 		return differ(mm, "creation time (ms)", "%" PRIu64,
 		    th->created_ms, sh->created_ms);
 	/* Which extra segment holds which generation differs from file to
-	 * file: only the generations' own segments line up. */
-	if (bloom_nsegments(t) != th->slots || bloom_nsegments(s) != sh->slots)
+	 * file: only the generations' own segments line up, and only they
+	 * are merged (merge_into); extra segments must hold none live. */
+	if (live_extra(t) || live_extra(s))
 		return refuse(mm, "a window whose generations grew past their "
 		    "sizing merges only once those generations have expired");
 	te = bloom_epoch(t);
@@ -255,6 +268,8 @@ merge_into(struct bloom *t, const struct bloom *s)
 			if (same_segment(t, s, i, &mm) == -1)
 				return BLOOM_EGROWTH;
 	}
+	if (bloom_header(t)->mode == MODE_WINDOW)
+		n = bloom_header(t)->slots;	/* no extra segment is live */
 	for (i = 0; i < n; i++) {
 		bloom_or(t, i, s, i);
 		bloom_recount(t, i);

@@ -320,6 +320,32 @@ usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
 	[ "$(stat -c %s u.bf)" -eq "$(stat -c %s v.bf)" ]
 }
 
+@test "window: once the generation that grew has expired, merge takes its generations' own segments" {
+	bloom create --generations 2 --seed 1 -n 100 -p 0.01 w.bf
+	bloom create --like w.bf v.bf
+	keys 150 | bloom add w.bf 2>/dev/null
+	# Expired, its extra segments not yet given back.
+	bloom rotate w.bf
+	bloom rotate w.bf
+	bloom rotate v.bf
+	bloom rotate v.bf
+	[ "$(json w.bf '[s["live"] for s in d["segments"]]')" = \
+		"[True, True, False]" ]
+	keys 40 w >inw
+	keys 40 v >inv
+	bloom add w.bf inw
+	bloom add v.bf inv
+	run -0 bloom merge v.bf w.bf
+	[ "$output" = "" ]
+	run -1 bloom check -v v.bf inw inv
+	[ "$output" = "" ]
+	[ "$(json v.bf 'len(d["segments"])')" = 2 ]
+	run -0 bloom merge w.bf v.bf
+	run -1 bloom check -v w.bf inw inv
+	[ "$output" = "" ]
+	[ "$(json w.bf 'len(d["segments"])')" = 3 ]
+}
+
 @test "window: adds, checks and rotations at once lose no line inside its window" {
 	bloom create --generations 8 --seed 2 -n 2000000 -p 0.01 w.bf
 	for w in 1 2 3; do
