@@ -134,13 +134,17 @@ check_window(const struct bloom *t, const struct bloom *s,
 	if (live_extra(t) || live_extra(s))
 		return refuse(mm, "a window whose generations grew past their "
 		    "sizing merges only once those generations have expired");
-	te = bloom_epoch(t);
-	se = bloom_epoch(s);
+	/* The generation now, the clock's if later than the file's: a
+	 * source no add has rotated since holds fewer live generations. */
+	te = bloom_generation(t);
+	se = bloom_generation(s);
 	if (te != se)
 		return differ(mm, "current generation", "%" PRIu64, te, se);
 	for (i = 0; i < th->slots; i++) {
 		if (same_segment(t, s, i, mm) == -1)
 			return -1;
+		if (!bloom_is_live(s, i))
+			continue;	/* nothing to merge (merge_into) */
 		te = bloom_stamp(t, i);
 		se = bloom_stamp(s, i);
 		if (te != se) {
@@ -271,6 +275,8 @@ merge_into(struct bloom *t, const struct bloom *s)
 	if (bloom_header(t)->mode == MODE_WINDOW)
 		n = bloom_header(t)->slots;	/* no extra segment is live */
 	for (i = 0; i < n; i++) {
+		if (bloom_header(t)->mode == MODE_WINDOW && !bloom_is_live(s, i))
+			continue;
 		bloom_or(t, i, s, i);
 		bloom_recount(t, i);
 	}

@@ -944,8 +944,17 @@ segments_raise(struct bloom *b, unsigned i, uint64_t count)
 int
 segments_hold(struct bloom *b)
 {
+	int s;
+
 	if (b->hdr.mode != MODE_WINDOW)
 		return BLOOM_OK;
+	/* First the generation the clock says, as an add would start it. */
+	if ((s = segments_refresh(b)) != BLOOM_OK)
+		return s;
+	if ((format_epoch(b->head) != b->epoch ||
+	    format_word_load(b->seg[b->epoch % b->hdr.slots].stamp) !=
+	    b->epoch + 1) && (s = rotate_to(b, b->epoch, 0)) != BLOOM_OK)
+		return s;
 	if (enter_add(b) == -1)
 		return BLOOM_ERRNO;
 	return segments_refresh(b);

@@ -346,6 +346,33 @@ usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
 	[ "$(json w.bf 'len(d["segments"])')" = 3 ]
 }
 
+@test "window: merge by time takes a target or source idle since a generation began" {
+	# Three generations of 2 s.  The target and one source are idle
+	# while the clock starts generation 1: both at generation 1, as
+	# stats says, and merged as such.
+	bloom create --generations 3 --window 4s --seed 1 -n 1000 -p 0.01 t.bf
+	bloom create --like t.bf old.bf
+	bloom create --like t.bf new.bf
+	keys 50 old- >old
+	keys 50 new- >new
+	bloom add old.bf old
+	sleep 2.2
+	bloom add new.bf new
+	[ "$(json t.bf 'd["generation"]')" = 1 ]
+	[ "$(json old.bf 'd["generation"]')" = 1 ]
+	run -0 bloom merge t.bf old.bf new.bf
+	[ "$output" = "" ]
+	run -1 bloom check -v t.bf old new
+	[ "$output" = "" ]
+	[ "$(json t.bf '[s["generation"] for s in d["segments"]]')" = \
+		"[0, 1, None]" ]
+	# Into an idle target that never held generation 0.
+	bloom create --like t.bf u.bf
+	run -0 bloom merge u.bf new.bf old.bf
+	run -1 bloom check -v u.bf old new
+	[ "$output" = "" ]
+}
+
 @test "window: adds, checks and rotations at once lose no line inside its window" {
 	bloom create --generations 8 --seed 2 -n 2000000 -p 0.01 w.bf
 	for w in 1 2 3; do
