@@ -70,22 +70,25 @@ bloom_flock(int fd, int op, const char *path, void (*on_wait)(const char *))
 	return locks_flock(fd, op, path, on_wait);
 }
 
-/* Reads and validates the header and table of the open file.  A window
- * rotating at this moment may show a generation newer than the epoch
- * read before it: read again. */
+/* Reads and validates the header and table of the open file, and its
+ * size into st after them: a growth allocates before it raises the count,
+ * so the size covers the segments read.  A window rotating at this moment
+ * may show a generation newer than the epoch read before it, or give back
+ * room after its count was read: read again. */
 static int
-read_header(struct bloom *b, uint64_t file_size)
+read_header(struct bloom *b, struct stat *st)
 {
 	unsigned char buf[HEAD_READ];
 	ssize_t got;
 	int s, tries;
 
 	for (tries = 0; tries < 3; tries++) {
-		got = pread(b->fd, buf, sizeof buf, 0);
-		if (got == -1)
+		if ((got = pread(b->fd, buf, sizeof buf, 0)) == -1 ||
+		    fstat(b->fd, st) == -1)
 			return BLOOM_ERRNO;
-		s = bloom_header_parse(buf, (size_t)got, file_size, &b->hdr);
-		if (s != BLOOM_ESEGSTAMP)
+		s = bloom_header_parse(buf, (size_t)got, (uint64_t)st->st_size,
+		    &b->hdr);
+		if (s != BLOOM_ESEGSTAMP && s != BLOOM_ESIZE)
 			break;
 	}
 	return s;
@@ -143,7 +146,7 @@ bloom_open(struct bloom **bp, const char *path, int writable,
 	if (writable && (b->writers = locks_writer_join(b->fd, path,
 	    on_wait)) == -1)
 		goto fail_errno;
-	if ((s = read_header(b, (uint64_t)st.st_size)) != BLOOM_OK)
+	if ((s = read_header(b, &st)) != BLOOM_OK)
 		goto fail;
 	b->seed = b->hdr.seed;
 	b->sparse = holes_any(b->fd, (uint64_t)st.st_size);

@@ -14,6 +14,17 @@ json_check() {
 '"$1"
 }
 
+# until_traced FILE PATTERN: waits until strace has written PATTERN to FILE.
+until_traced() {
+	local i
+
+	for i in $(seq 1 200); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 @test "grow: 40 times the first capacity, nothing new is lost" {
 	bloom create --grow --seed 7 -n 1000 -p 0.01 g.bf
 	keys 40000 >in
@@ -133,6 +144,26 @@ json_check() {
 	run -1 bloom check -v g.bf <(keys 5000)
 	[ "$output" = "" ]
 	[ "$(json g.bf 'len(d["segments"])')" = 3 ]
+}
+
+@test "grow: a command opening the filter while another grows it sees the new segment whole" {
+	command -v strace >/dev/null || skip "strace not found: install strace"
+	bloom create --grow --seed 1 -n 1000 -p 0.01 g.bf
+	keys 1000 | bloom add g.bf
+	# stats reads the header slowly, after it has opened the file; an
+	# add grows the filter meanwhile.
+	strace -o trace -e trace=openat,pread64 \
+		-e inject=pread64:delay_enter=500000 \
+		bloom stats g.bf >out 2>err &
+	pid=$!
+	until_traced trace 'openat(.*"g.bf"'
+	keys 2000 more- | bloom add g.bf
+	status=0
+	wait $pid || status=$?
+	cat err
+	[ "$status" -eq 0 ]
+	[ "$(cat err)" = "" ]
+	[ "$(sed -n 's/^segments: //p' out)" = 2 ]
 }
 
 @test "fixed: a plain filter never grows, and warns once when it passes its capacity" {
@@ -401,17 +432,6 @@ burst_window() {
 	bloom create --generations 2 --seed 5 -n 20000 -p 0.01 "$1"
 	seq 1 200000 | bloom add "$1" 2>/dev/null
 	[ "$(json "$1" 'len(d["segments"])')" = 6 ]
-}
-
-# until_traced FILE PATTERN: waits until strace has written PATTERN to FILE.
-until_traced() {
-	local i
-
-	for i in $(seq 1 200); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
 }
 
 @test "window: a check reading the extra segments while rotations expire them is not cut short" {
