@@ -237,6 +237,20 @@ usage: bloom rotate filter" rotate
 	[ "$(json w.bf '"expires" in d["segments"][0]')" = True ]
 }
 
+@test "window: an add whose rotations are slower than its generations still adds" {
+	command -v strace >/dev/null || skip "strace not found: install strace"
+	# Generations of 1/63 s; each fdatasync takes 20 ms, as on a slow
+	# disk: the clock has gone on by the time a rotation ends.
+	bloom create --generations 64 --window 1s --seed 1 -n 100000 w.bf
+	keys 3000 >in
+	run timeout 30 strace -f -o /dev/null -e trace=fdatasync \
+		-e inject=fdatasync:delay_enter=20000 bloom add w.bf in
+	[ "$status" -eq 0 ]
+	# The last lines are in a generation still live.
+	run -0 bloom check -c w.bf <(tail -n 20 in)
+	[ "$output" = 20 ]
+}
+
 @test "window: a burst grows the generation instead of forgetting within the window" {
 	# Issue 19's case, scaled down: each of 8 generations holds 3000 / 7
 	# lines, and 2500 distinct lines, each twice, come at once.
