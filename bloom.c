@@ -71,22 +71,25 @@ bloom_flock(int fd, int op, const char *path, void (*on_wait)(const char *))
 	return locks_flock(fd, op, path, on_wait);
 }
 
-/* Reads and validates the header and table of the open file.  A window
- * rotating at this moment may show a generation newer than the epoch
- * read before it: read again. */
+/* Reads and validates the header and table of the open file, and its
+ * size into st after them: a growth allocates before it raises the count,
+ * so the size covers the segments read.  A window rotating at this moment
+ * may show a generation newer than the epoch read before it, or give back
+ * room after its count was read: read again. */
 static int
-read_header(struct bloom *b, uint64_t file_size)
+read_header(struct bloom *b, struct stat *st)
 {
 	unsigned char buf[HEAD_READ];
 	ssize_t got;
 	int s, tries;
 
 	for (tries = 0; tries < 3; tries++) {
-		got = pread(b->fd, buf, sizeof buf, 0);
-		if (got == -1)
+		if ((got = pread(b->fd, buf, sizeof buf, 0)) == -1 ||
+		    fstat(b->fd, st) == -1)
 			return BLOOM_ERRNO;
-		s = bloom_header_parse(buf, (size_t)got, file_size, &b->hdr);
-		if (s != BLOOM_ESEGSTAMP)
+		s = bloom_header_parse(buf, (size_t)got, (uint64_t)st->st_size,
+		    &b->hdr);
+		if (s != BLOOM_ESEGSTAMP && s != BLOOM_ESIZE)
 			break;
 	}
 	return s;
@@ -144,7 +147,7 @@ bloom_open(struct bloom **bp, const char *path, int writable,
 	if (writable && (b->writers = locks_writer_join(b->fd, path,
 	    on_wait)) == -1)
 		goto fail_errno;
-	if ((s = read_header(b, (uint64_t)st.st_size)) != BLOOM_OK)
+	if ((s = read_header(b, &st)) != BLOOM_OK)
 		goto fail;
 	b->seed = b->hdr.seed;
 	b->sparse = holes_any(b->fd, (uint64_t)st.st_size);
@@ -362,19 +365,24 @@ test_some(struct bloom *b, const struct bloom_pass *v,
 		    0, prefound);
 }
 
-/* Tests the n keys, v->max at a time, after segments_refresh. */
-static void
+/* Tests the n keys, v->max at a time, against the segments live now, as
+ * a reader of the list (segments_read_begin): no segment is given back
+ * while it is read.  Returns BLOOM_OK or a status. */
+static int
 test_keys(struct bloom *b, const struct bloom_pass *v,
     const struct bloom_pretest *p, const unsigned char *prefound,
     const uint64_t *hashes, size_t n, unsigned char *found)
 {
 	size_t pos, m;
+	int s = segments_read_begin(b);
 
-	for (pos = 0; pos < n; pos += m) {
+	for (pos = 0; s == BLOOM_OK && pos < n; pos += m) {
 		m = n - pos < v->max ? n - pos : v->max;
 		test_some(b, v, p, prefound != NULL ? prefound + pos : NULL,
 		    hashes + pos, m, found + pos);
 	}
+	segments_read_end(b);
+	return s;
 }
 
 /*
@@ -570,9 +578,8 @@ bloom_add_claim_pass(struct bloom *b, const struct bloom_pass *v,
 		v = &line;
 	}
 	/* Another adder may have grown the filter since. */
-	if ((s = segments_refresh(b)) != BLOOM_OK)
+	if ((s = test_keys(b, v, NULL, NULL, hashes, n, again)) != BLOOM_OK)
 		return s;
-	test_keys(b, v, NULL, NULL, hashes, n, again);
 	for (i = 0; i < n; i++)
 		again[i] = isnew[i] == 1 && again[i] == 1;
 	claims_release(b->claims, hashes, again, n);
@@ -624,13 +631,9 @@ bloom_test(struct bloom *b, const struct bloom_pretest *p,
     unsigned char *found)
 {
 	struct bloom_pass v = in_memory(b);
-	int s;
 
-	if ((s = segments_refresh(b)) != BLOOM_OK)
-		return s;
 	note_lookups(b, n);
-	test_keys(b, &v, p, prefound, hashes, n, found);
-	return BLOOM_OK;
+	return test_keys(b, &v, p, prefound, hashes, n, found);
 }
 
 int
@@ -719,12 +722,7 @@ int
 bloom_test_pass(struct bloom *b, const struct bloom_pass *v,
     const uint64_t *hashes, size_t n, unsigned char *found)
 {
-	int s;
-
-	if ((s = segments_refresh(b)) != BLOOM_OK)
-		return s;
-	test_keys(b, v, NULL, NULL, hashes, n, found);
-	return BLOOM_OK;
+	return test_keys(b, v, NULL, NULL, hashes, n, found);
 }
 
 int

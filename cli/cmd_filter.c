@@ -75,7 +75,12 @@ cmd_stats(int argc, char **argv)
 	guard_mapping(argv[0], 0);
 	if (fstat(bloom_fd(filter), &sb) == -1)
 		sb.st_size = 0;
-	stats_compute(filter, (uint64_t)sb.st_size, &st);
+	if ((s = stats_compute(filter, (uint64_t)sb.st_size, &st)) !=
+	    BLOOM_OK) {
+		msg_warn("%s: %s", argv[0], bloom_strerror(s));
+		bloom_close(filter);
+		return finish(EXIT_TROUBLE);
+	}
 	report = report_open();
 	if (json)
 		report_stats_json(report, argv[0], bloom_header(filter), &st);

@@ -10,11 +10,22 @@
 
 const char *progname = "bloom";
 
+/* Writes "bloom: ", msg quoted, and a newline to fp. */
+static void
+put_message(FILE *fp, const char *msg)
+{
+	fprintf(fp, "%s: ", progname);
+	quote_fputs(fp, msg);
+	fputc('\n', fp);
+}
+
 void
 msg_vwarn(const char *fmt, va_list ap)
 {
-	char buf[1024], *msg = buf;
+	char buf[1024], *msg = buf, *text = NULL;
+	size_t size = 0;
 	va_list again;
+	FILE *mem;
 	int len;
 
 	va_copy(again, ap);
@@ -24,10 +35,18 @@ msg_vwarn(const char *fmt, va_list ap)
 	va_end(again);
 	if (msg == NULL)
 		msg = buf;	/* cut short */
-	fprintf(stderr, "%s: ", progname);
-	if (len >= 0)
-		quote_fputs(stderr, msg);
-	fputc('\n', stderr);
+	/* Written whole, in one write(2) to the unbuffered standard error,
+	 * so that the messages of processes sharing it do not interleave
+	 * byte by byte; piece by piece if memory is short. */
+	if ((mem = open_memstream(&text, &size)) != NULL) {
+		put_message(mem, len >= 0 ? msg : "");
+		if (fclose(mem) == 0)
+			fwrite(text, 1, size, stderr);
+		else
+			put_message(stderr, len >= 0 ? msg : "");
+		free(text);
+	} else
+		put_message(stderr, len >= 0 ? msg : "");
 	if (msg != buf)
 		free(msg);
 }

@@ -98,6 +98,18 @@ check_slice(const struct bloom *t, const struct bloom *s,
 	return 0;
 }
 
+/* Returns 1 if an extra segment of window b holds a live generation. */
+static int
+live_extra(const struct bloom *b)
+{
+	unsigned i;
+
+	for (i = bloom_header(b)->slots; i < bloom_nsegments(b); i++)
+		if (bloom_is_live(b, i))
+			return 1;
+	return 0;
+}
+
 static int
 check_window(const struct bloom *t, const struct bloom *s,
     struct merge_mismatch *mm)
@@ -117,17 +129,22 @@ check_window(const struct bloom *t, const struct bloom *s,
 		return differ(mm, "creation time (ms)", "%" PRIu64,
 		    th->created_ms, sh->created_ms);
 	/* Which extra segment holds which generation differs from file to
-	 * file: only the generations' own segments line up. */
-	if (bloom_nsegments(t) != th->slots || bloom_nsegments(s) != sh->slots)
+	 * file: only the generations' own segments line up, and only they
+	 * are merged (merge_into); extra segments must hold none live. */
+	if (live_extra(t) || live_extra(s))
 		return refuse(mm, "a window whose generations grew past their "
 		    "sizing merges only once those generations have expired");
-	te = bloom_epoch(t);
-	se = bloom_epoch(s);
+	/* The generation now, the clock's if later than the file's: a
+	 * source no add has rotated since holds fewer live generations. */
+	te = bloom_generation(t);
+	se = bloom_generation(s);
 	if (te != se)
 		return differ(mm, "current generation", "%" PRIu64, te, se);
 	for (i = 0; i < th->slots; i++) {
 		if (same_segment(t, s, i, mm) == -1)
 			return -1;
+		if (!bloom_is_live(s, i))
+			continue;	/* nothing to merge (merge_into) */
 		te = bloom_stamp(t, i);
 		se = bloom_stamp(s, i);
 		if (te != se) {
@@ -258,7 +275,11 @@ merge_into(struct bloom *t, const struct bloom *s)
 			if (same_segment(t, s, i, &mm) == -1)
 				return BLOOM_EGROWTH;
 	}
+	if (bloom_header(t)->mode == MODE_WINDOW)
+		n = bloom_header(t)->slots;	/* no extra segment is live */
 	for (i = 0; i < n; i++) {
+		if (bloom_header(t)->mode == MODE_WINDOW && !bloom_is_live(s, i))
+			continue;
 		bloom_or(t, i, s, i);
 		bloom_recount(t, i);
 	}

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "filter/stats.h"
+#include "store/segments.h"
 
 const char *
 stats_mode_name(uint32_t m)
@@ -88,7 +89,7 @@ aged_sums(struct bloom *b, struct filter_stats *st)
 	    (double)groups);
 }
 
-void
+int
 stats_compute(struct bloom *b, uint64_t file_size, struct filter_stats *st)
 {
 	static uint64_t hist[BLOCK_BITS + 1];
@@ -96,8 +97,15 @@ stats_compute(struct bloom *b, uint64_t file_size, struct filter_stats *st)
 	double pass = 1.0, aged_fpr = 0.0;
 	int aged = h->layout == LAYOUT_APBF;
 	unsigned i;
+	int s;
 
 	memset(st, 0, sizeof *st);
+	/* Every segment is read, the expired ones too, which a rotation
+	 * would otherwise give back meanwhile. */
+	if ((s = segments_read_begin(b)) != BLOOM_OK) {
+		segments_read_end(b);
+		return s;
+	}
 	st->bytes = file_size;
 	st->sparse = bloom_sparse(b);
 	st->nsegments = bloom_nsegments(b);
@@ -158,4 +166,6 @@ stats_compute(struct bloom *b, uint64_t file_size, struct filter_stats *st)
 	 * sized for and the rate shows it. */
 	st->over_capacity = st->estimated_fpr > h->target_fpr &&
 	    (h->mode != MODE_FIXED || st->inserted > st->capacity);
+	segments_read_end(b);
+	return BLOOM_OK;
 }

@@ -44,8 +44,9 @@ struct filter_stats {
 	struct segment_stats seg[SEGMENTS_MAX];	/* nsegments of them */
 };
 
-/* Counts the bits of every segment of b, of file_size bytes, into st. */
-void stats_compute(struct bloom *b, uint64_t file_size,
+/* Counts the bits of every segment of b, of file_size bytes, into st.
+ * Returns BLOOM_OK or a status. */
+int stats_compute(struct bloom *b, uint64_t file_size,
     struct filter_stats *st);
 
 /* Returns the name of mode m: "fixed", "grow" or "window". */

@@ -1,7 +1,8 @@
 /*
  * The locks of processes that share a filter's file.  Each holds a shared
  * flock(2) on it while it has it open; create -f takes an exclusive one
- * to replace it, and growth and rotation their own (segments.c).
+ * to replace it, and growth, rotation, adds and reads locks on bytes 0 to
+ * 2, which segments.c orders and locks_byte takes.
  *
  * The writers' byte.  Bits are set with locked ORs (lock or), so that
  * processes adding to one filter at once lose none of each other's bits;
@@ -201,4 +202,62 @@ locks_add_list(struct bloom *b, const uint64_t *hashes,
 	}
 	*fresh = bits_add_alone(t, hashes, idx, m, isnew);
 	return share_again(b);
+}
+
+/* ==== Locks on single bytes of the file ==== */
+
+int
+locks_byte(struct bloom *b, short type, off_t which)
+{
+	struct timespec tick = { 0, BLOOM_WAIT_TICK_NS };
+	struct flock fl;
+	unsigned ticks = 0;
+	int cmd = F_OFD_SETLK;
+
+	memset(&fl, 0, sizeof fl);
+	fl.l_type = type;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = which;
+	fl.l_len = 1;
+	while (fcntl(b->fd, cmd, &fl) == -1) {
+		if (errno == EINTR)
+			continue;
+		if (cmd == F_OFD_SETLKW || (errno != EAGAIN && errno != EACCES))
+			return -1;
+		if (++ticks < BLOOM_WAIT_TELL_TICKS) {
+			nanosleep(&tick, NULL);
+			continue;
+		}
+		if (b->on_lock_wait != NULL && !b->lock_wait_told) {
+			b->lock_wait_told = 1;
+			b->on_lock_wait(b->path);
+		}
+		cmd = F_OFD_SETLKW;
+	}
+	return 0;
+}
+
+int
+locks_try_byte(struct bloom *b, off_t which)
+{
+	struct flock fl;
+
+	memset(&fl, 0, sizeof fl);
+	fl.l_type = F_WRLCK;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = which;
+	fl.l_len = 1;
+	while (fcntl(b->fd, F_OFD_SETLK, &fl) == -1)
+		if (errno != EINTR)
+			return errno == EAGAIN || errno == EACCES ? 0 : -1;
+	return 1;
+}
+
+void
+locks_unbyte(struct bloom *b, off_t which)
+{
+	int e = errno;
+
+	locks_byte(b, F_UNLCK, which);
+	errno = e;
 }

@@ -1,10 +1,13 @@
 /* locks.h: interface of locks.c, the locks processes sharing a filter's
- * file take: a flock(2) on the whole file while it is open, and the
- * writers' byte, which tells a process that writes the filter whether it
- * is the only one, so that it may set bits with plain stores instead of
- * locked ones. */
+ * file take: a flock(2) on the whole file while it is open; the writers'
+ * byte, which tells a process that writes the filter whether it is the
+ * only one, so that it may set bits with plain stores instead of locked
+ * ones; and the bytes by which segments.c orders growth, rotation, adds
+ * and reads. */
 #ifndef BLOOM_LOCKS_H
 #define BLOOM_LOCKS_H
+
+#include <sys/types.h>
 
 #include <stddef.h>
 #include <stdint.h>
@@ -43,5 +46,20 @@ int locks_set_list(struct bloom *b, const uint64_t *hashes,
  * were new to it.  Returns as locks_set_list does. */
 int locks_add_list(struct bloom *b, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *isnew, size_t *fresh);
+
+/* Takes (type F_RDLCK or F_WRLCK) or drops (F_UNLCK) an OFD lock on byte
+ * which of b's file.  A lock another process holds is tried for again as
+ * bloom_flock tries, for a second; then b->on_lock_wait is told (once per
+ * filter) and the wait goes on in the kernel.  Returns 0, or -1 with
+ * errno set. */
+int locks_byte(struct bloom *b, short type, off_t which);
+
+/* Takes the lock on byte which of b's file for writing if no other
+ * process holds it.  Returns 1 if taken, 0 if not, or -1 with errno set. */
+int locks_try_byte(struct bloom *b, off_t which);
+
+/* Lets go of lock byte which of b's file, leaving errno as it was: an
+ * unlock ends a step whose own error is the one to report. */
+void locks_unbyte(struct bloom *b, off_t which);
 
 #endif

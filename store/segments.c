@@ -59,10 +59,12 @@
 #include "store/ages.h"
 #include "store/holes.h"
 #include "store/handle.h"
+#include "store/locks.h"
 #include "store/segments.h"
 
 #define LOCK_LIST	0	/* byte held to grow or rotate */
 #define LOCK_ADD	1	/* byte adders of a window hold */
+#define LOCK_READERS	2	/* byte readers of a window hold */
 #define ROOM_SHARE	32	/* an adder takes room / this keys at a time */
 #define EXTRA_DOUBLINGS	5	/* extra entry j of a window holds
 				 * 2^min(j, this) generations' keys */
@@ -71,52 +73,6 @@ static uint64_t *
 head_word(const struct bloom *b, uint64_t off)
 {
 	return (uint64_t *)(b->head + off);
-}
-
-/* Takes (type F_RDLCK or F_WRLCK) or drops (F_UNLCK) the lock on byte
- * which of b's file.  A lock another process holds is tried for again as
- * bloom_flock tries, for a second; then b->on_lock_wait is told (once per
- * filter) and the wait goes on in the kernel. */
-static int
-lock_byte(struct bloom *b, short type, off_t which)
-{
-	struct timespec tick = { 0, BLOOM_WAIT_TICK_NS };
-	struct flock fl;
-	unsigned ticks = 0;
-	int cmd = F_OFD_SETLK;
-
-	memset(&fl, 0, sizeof fl);
-	fl.l_type = type;
-	fl.l_whence = SEEK_SET;
-	fl.l_start = which;
-	fl.l_len = 1;
-	while (fcntl(b->fd, cmd, &fl) == -1) {
-		if (errno == EINTR)
-			continue;
-		if (cmd == F_OFD_SETLKW || (errno != EAGAIN && errno != EACCES))
-			return -1;
-		if (++ticks < BLOOM_WAIT_TELL_TICKS) {
-			nanosleep(&tick, NULL);
-			continue;
-		}
-		if (b->on_lock_wait != NULL && !b->lock_wait_told) {
-			b->lock_wait_told = 1;
-			b->on_lock_wait(b->path);
-		}
-		cmd = F_OFD_SETLKW;
-	}
-	return 0;
-}
-
-/* Lets go of lock byte which of b's file, leaving errno as it was: an
- * unlock ends a step whose own error is the one to report. */
-static void
-unlock_byte(struct bloom *b, off_t which)
-{
-	int e = errno;
-
-	lock_byte(b, F_UNLCK, which);
-	errno = e;
 }
 
 int
@@ -450,6 +406,24 @@ order_live(struct bloom *b)
 	}
 }
 
+/* Sets the live segments and the target of window b at generation
+ * b->epoch, the file's newest being file_epoch, and for an
+ * age-partitioned window which of its slots count (ages.c). */
+static void
+window_live(struct bloom *b, uint64_t file_epoch)
+{
+	unsigned i;
+
+	b->nlive = 0;
+	for (i = 0; i < b->nmapped; i++)
+		if (generation_live(b, i, b->epoch))
+			b->live[b->nlive++] = i;
+	window_target(b);
+	if (b->hdr.layout == LAYOUT_APBF)
+		ages_follow(b, file_epoch);
+	order_live(b);
+}
+
 int
 segments_refresh(struct bloom *b)
 {
@@ -484,14 +458,8 @@ segments_refresh(struct bloom *b)
 			b->epoch = file_epoch;
 		if ((s = window_follow(b, file_epoch)) != BLOOM_OK)
 			return s;
-		b->nlive = 0;
-		for (i = 0; i < b->nmapped; i++)
-			if (generation_live(b, i, b->epoch))
-				b->live[b->nlive++] = i;
-		window_target(b);
-		if (b->hdr.layout == LAYOUT_APBF)
-			ages_follow(b, file_epoch);
-		break;
+		window_live(b, file_epoch);
+		return BLOOM_OK;
 	}
 	order_live(b);
 	return BLOOM_OK;
@@ -535,32 +503,39 @@ long_expired(const struct bloom *b, unsigned i, uint64_t to)
  * have been expired a whole generation when the newest is to: lowers the
  * count and writes it to disk, then truncates the file.  A process killed
  * between the two leaves a file longer than its segments, which the next
- * growth reuses.  Called holding both locks.
+ * growth reuses.  Not while a reader holds LOCK_READERS: a test or stats
+ * may take a long time over segments it found in the file, and a page cut
+ * off under it would fail it; a later rotation gives the room back.
+ * Called holding both locks.
  */
 static int
 give_back(struct bloom *b, uint64_t to)
 {
 	unsigned count;
-	int s;
+	int s, taken;
 
+	if ((taken = locks_try_byte(b, LOCK_READERS)) != 1)
+		return taken == 0 ? BLOOM_OK : BLOOM_ERRNO;
 	/* Another process may have appended segments this one has not
 	 * mapped yet. */
 	if ((s = window_follow(b, format_epoch(b->head))) != BLOOM_OK)
-		return s;
+		goto out;
 	count = b->nmapped;
 	while (count > b->hdr.slots && long_expired(b, count - 1, to))
 		count--;
 	if (count == b->nmapped)
-		return BLOOM_OK;
+		goto out;
 	format_word_store(head_word(b, V2_OFF_NSEGMENTS), count);
-	if (sync_head(b) != BLOOM_OK)
-		return BLOOM_ERRNO;
+	if ((s = sync_head(b)) != BLOOM_OK)
+		goto out;
 	unmap_from(b, count);
 	b->hdr.nsegments = count;
 	if (ftruncate(b->fd, (off_t)format_segment_end(&b->hdr.seg[count -
 	    1])) == -1)
-		return BLOOM_ERRNO;
-	return BLOOM_OK;
+		s = BLOOM_ERRNO;
+out:
+	locks_unbyte(b, LOCK_READERS);
+	return s;
 }
 
 /*
@@ -582,9 +557,9 @@ rotate_to(struct bloom *b, uint64_t to, unsigned event)
 	uint64_t from, start, e, g = b->hdr.slots;
 	int s = BLOOM_OK;
 
-	if (lock_byte(b, F_WRLCK, LOCK_LIST) == -1)
+	if (locks_byte(b, F_WRLCK, LOCK_LIST) == -1)
 		return BLOOM_ERRNO;
-	if (lock_byte(b, F_WRLCK, LOCK_ADD) == -1) {
+	if (locks_byte(b, F_WRLCK, LOCK_ADD) == -1) {
 		s = BLOOM_ERRNO;
 		goto out;
 	}
@@ -628,9 +603,9 @@ rotate_to(struct bloom *b, uint64_t to, unsigned event)
 	b->events |= event;
 	s = give_back(b, to);
 done:
-	unlock_byte(b, LOCK_ADD);
+	locks_unbyte(b, LOCK_ADD);
 out:
-	unlock_byte(b, LOCK_LIST);
+	locks_unbyte(b, LOCK_LIST);
 	return s;
 }
 
@@ -699,7 +674,7 @@ grow(struct bloom *b)
 	uint64_t count, offset;
 	int s, e;
 
-	if (lock_byte(b, F_WRLCK, LOCK_LIST) == -1)
+	if (locks_byte(b, F_WRLCK, LOCK_LIST) == -1)
 		return BLOOM_ERRNO;
 	count = format_word_load(head_word(b, V2_OFF_NSEGMENTS));
 	if (count != b->nmapped) {
@@ -732,7 +707,7 @@ grow(struct bloom *b)
 	format_word_store(head_word(b, V2_OFF_NSEGMENTS), count + 1);
 	b->events |= BLOOM_EV_GREW;
 out:
-	unlock_byte(b, LOCK_LIST);
+	locks_unbyte(b, LOCK_LIST);
 	return s;
 }
 
@@ -797,9 +772,9 @@ widen(struct bloom *b)
 	unsigned i;
 	int s;
 
-	if (lock_byte(b, F_WRLCK, LOCK_LIST) == -1)
+	if (locks_byte(b, F_WRLCK, LOCK_LIST) == -1)
 		return BLOOM_ERRNO;
-	if (lock_byte(b, F_WRLCK, LOCK_ADD) == -1) {
+	if (locks_byte(b, F_WRLCK, LOCK_ADD) == -1) {
 		s = BLOOM_ERRNO;
 		goto out;
 	}
@@ -816,15 +791,15 @@ widen(struct bloom *b)
 	} else if ((s = append_extra(b)) != BLOOM_OK) {
 		if (s != BLOOM_ESEGMENTS_FULL && s != BLOOM_ETOOBIG)
 			goto done;
-		lock_byte(b, F_UNLCK, LOCK_ADD);
-		lock_byte(b, F_UNLCK, LOCK_LIST);
+		locks_byte(b, F_UNLCK, LOCK_ADD);
+		locks_byte(b, F_UNLCK, LOCK_LIST);
 		return rotate_to(b, epoch + 1, BLOOM_EV_EARLY);
 	}
 	b->events |= BLOOM_EV_WIDENED;
 done:
-	unlock_byte(b, LOCK_ADD);
+	locks_unbyte(b, LOCK_ADD);
 out:
-	unlock_byte(b, LOCK_LIST);
+	locks_unbyte(b, LOCK_LIST);
 	return s;
 }
 
@@ -833,13 +808,13 @@ out:
 static int
 enter_add(struct bloom *b)
 {
-	if (lock_byte(b, F_RDLCK, LOCK_LIST) == -1)
+	if (locks_byte(b, F_RDLCK, LOCK_LIST) == -1)
 		return -1;
-	if (lock_byte(b, F_RDLCK, LOCK_ADD) == -1) {
-		lock_byte(b, F_UNLCK, LOCK_LIST);
+	if (locks_byte(b, F_RDLCK, LOCK_ADD) == -1) {
+		locks_byte(b, F_UNLCK, LOCK_LIST);
 		return -1;
 	}
-	lock_byte(b, F_UNLCK, LOCK_LIST);
+	locks_byte(b, F_UNLCK, LOCK_LIST);
 	return 0;
 }
 
@@ -871,7 +846,7 @@ segments_begin_add(struct bloom *b, size_t want, size_t *take)
 {
 	const struct segment *t;
 	uint64_t inserted, stamp, file_epoch;
-	int s;
+	int s, rotated = 0;
 
 	if (b->hdr.mode == MODE_FIXED) {
 		*take = want;
@@ -891,17 +866,29 @@ segments_begin_add(struct bloom *b, size_t want, size_t *take)
 				return s;
 			continue;
 		}
-		stamp = format_word_load(t->stamp);
 		file_epoch = format_epoch(b->head);
+		/* Once it has rotated, an adder adds to the generation the
+		 * file is at though the clock has gone on meanwhile: were a
+		 * rotation slower than a generation, it would otherwise
+		 * rotate for ever and add nothing. */
+		if (rotated && file_epoch < b->epoch) {
+			b->epoch = file_epoch;
+			window_live(b, file_epoch);
+			t = &b->seg[b->target];
+			inserted = format_word_load(t->inserted);
+		}
+		stamp = format_word_load(t->stamp);
 		if (file_epoch == b->epoch && stamp == b->epoch + 1 &&
 		    inserted < t->info.capacity)
 			break;
 		/* Due, or the generation is full before its time. */
-		lock_byte(b, F_UNLCK, LOCK_ADD);
+		locks_byte(b, F_UNLCK, LOCK_ADD);
 		if (file_epoch == b->epoch && stamp == b->epoch + 1)
 			s = widen(b);
-		else
+		else {
 			s = rotate_to(b, b->epoch, 0);
+			rotated = 1;
+		}
 		if (s != BLOOM_OK)
 			return s;
 		if (enter_add(b) == -1)
@@ -919,7 +906,7 @@ void
 segments_end_add(struct bloom *b)
 {
 	if (b->hdr.mode == MODE_WINDOW)
-		lock_byte(b, F_UNLCK, LOCK_ADD);
+		locks_byte(b, F_UNLCK, LOCK_ADD);
 }
 
 void
@@ -961,8 +948,17 @@ segments_raise(struct bloom *b, unsigned i, uint64_t count)
 int
 segments_hold(struct bloom *b)
 {
+	int s;
+
 	if (b->hdr.mode != MODE_WINDOW)
 		return BLOOM_OK;
+	/* First the generation the clock says, as an add would start it. */
+	if ((s = segments_refresh(b)) != BLOOM_OK)
+		return s;
+	if ((format_epoch(b->head) != b->epoch ||
+	    format_word_load(b->seg[b->epoch % b->hdr.slots].stamp) !=
+	    b->epoch + 1) && (s = rotate_to(b, b->epoch, 0)) != BLOOM_OK)
+		return s;
 	if (enter_add(b) == -1)
 		return BLOOM_ERRNO;
 	return segments_refresh(b);
@@ -972,6 +968,22 @@ void
 segments_unhold(struct bloom *b)
 {
 	segments_end_add(b);
+}
+
+int
+segments_read_begin(struct bloom *b)
+{
+	if (b->hdr.mode == MODE_WINDOW && locks_byte(b, F_RDLCK, LOCK_READERS) ==
+	    -1)
+		return BLOOM_ERRNO;
+	return segments_refresh(b);
+}
+
+void
+segments_read_end(struct bloom *b)
+{
+	if (b->hdr.mode == MODE_WINDOW)
+		locks_unbyte(b, LOCK_READERS);
 }
 
 int

@@ -76,14 +76,24 @@ int segments_grow_to(struct bloom *b, unsigned count);
  * BLOOM_EV_FULL as segments_count does. */
 void segments_raise(struct bloom *b, unsigned i, uint64_t count);
 
-/* Holds off the rotation of window b, by this process or any other,
- * until segments_unhold (adders go on), and refreshes the list: what a
- * merge checks then stays true while it writes.  Returns BLOOM_OK or a
- * status; a no-op for other modes. */
+/* Starts the generation of window b that is due, if any, then holds off
+ * its rotation, by this process or any other, until segments_unhold
+ * (adders go on), and refreshes the list: what a merge checks then stays
+ * true while it writes.  Returns BLOOM_OK or a status; a no-op for other
+ * modes. */
 int segments_hold(struct bloom *b);
 
 /* Lets rotation go on after segments_hold. */
 void segments_unhold(struct bloom *b);
+
+/* Refreshes the list of b for a reader, which may then read any segment
+ * of it until segments_read_end: no rotation gives a window's room back
+ * meanwhile (adders and rotations go on).  Returns BLOOM_OK or a status;
+ * segments_read_end is due either way. */
+int segments_read_begin(struct bloom *b);
+
+/* Ends what segments_read_begin began. */
+void segments_read_end(struct bloom *b);
 
 /* Starts a new generation of a window now.  Returns BLOOM_OK or a
  * status. */

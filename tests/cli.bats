@@ -204,3 +204,16 @@ $synopsis" rotate --bogus a.bf
 		[ "$stderr" = "bloom: write error: No space left on device" ]
 	done
 }
+
+@test "a message is one write, so that those of processes sharing standard error do not interleave" {
+	command -v strace >/dev/null || skip "strace not found: install strace"
+	bloom create --generations 3 --seed 1 -n 100 -p 0.01 w.bf
+	keys 500 >in
+	run -0 strace -o trace -e trace=write bloom add w.bf in
+	grep 'write(2, ' trace
+	[ "$(grep -c 'write(2, ' trace)" = 1 ]
+	grep -q 'write(2, "bloom: w.bf: warning: a gener' trace
+	run -2 strace -o trace -e trace=write bloom stats "$(printf 'no\033such')"
+	[ "$(grep -c 'write(2, ' trace)" = 1 ]
+	[ "$output" = 'bloom: no\x1bsuch: No such file or directory' ]
+}

@@ -14,6 +14,17 @@ json_check() {
 '"$1"
 }
 
+# until_traced FILE PATTERN: waits until strace has written PATTERN to FILE.
+until_traced() {
+	local i
+
+	for i in $(seq 1 200); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 @test "grow: 40 times the first capacity, nothing new is lost" {
 	bloom create --grow --seed 7 -n 1000 -p 0.01 g.bf
 	keys 40000 >in
@@ -135,6 +146,26 @@ json_check() {
 	[ "$(json g.bf 'len(d["segments"])')" = 3 ]
 }
 
+@test "grow: a command opening the filter while another grows it sees the new segment whole" {
+	command -v strace >/dev/null || skip "strace not found: install strace"
+	bloom create --grow --seed 1 -n 1000 -p 0.01 g.bf
+	keys 1000 | bloom add g.bf
+	# stats reads the header slowly, after it has opened the file; an
+	# add grows the filter meanwhile.
+	strace -o trace -e trace=openat,pread64 \
+		-e inject=pread64:delay_enter=500000 \
+		bloom stats g.bf >out 2>err &
+	pid=$!
+	until_traced trace 'openat(.*"g.bf"'
+	keys 2000 more- | bloom add g.bf
+	status=0
+	wait $pid || status=$?
+	cat err
+	[ "$status" -eq 0 ]
+	[ "$(cat err)" = "" ]
+	[ "$(sed -n 's/^segments: //p' out)" = 2 ]
+}
+
 @test "fixed: a plain filter never grows, and warns once when it passes its capacity" {
 	bloom create --seed 9 -n 1000 -p 0.01 f.bf
 	run -0 --separate-stderr bloom add f.bf <(keys 1000)
@@ -204,6 +235,20 @@ usage: bloom rotate filter" rotate
 	run -0 bloom add --new w.bf <<<x
 	[ "$output" = x ]
 	[ "$(json w.bf '"expires" in d["segments"][0]')" = True ]
+}
+
+@test "window: an add whose rotations are slower than its generations still adds" {
+	command -v strace >/dev/null || skip "strace not found: install strace"
+	# Generations of 1/63 s; each fdatasync takes 20 ms, as on a slow
+	# disk: the clock has gone on by the time a rotation ends.
+	bloom create --generations 64 --window 1s --seed 1 -n 100000 w.bf
+	keys 3000 >in
+	run timeout 30 strace -f -o /dev/null -e trace=fdatasync \
+		-e inject=fdatasync:delay_enter=20000 bloom add w.bf in
+	[ "$status" -eq 0 ]
+	# The last lines are in a generation still live.
+	run -0 bloom check -c w.bf <(tail -n 20 in)
+	[ "$output" = 20 ]
 }
 
 @test "window: a burst grows the generation instead of forgetting within the window" {
@@ -320,6 +365,59 @@ usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
 	[ "$(stat -c %s u.bf)" -eq "$(stat -c %s v.bf)" ]
 }
 
+@test "window: once the generation that grew has expired, merge takes its generations' own segments" {
+	bloom create --generations 2 --seed 1 -n 100 -p 0.01 w.bf
+	bloom create --like w.bf v.bf
+	keys 150 | bloom add w.bf 2>/dev/null
+	# Expired, its extra segments not yet given back.
+	bloom rotate w.bf
+	bloom rotate w.bf
+	bloom rotate v.bf
+	bloom rotate v.bf
+	[ "$(json w.bf '[s["live"] for s in d["segments"]]')" = \
+		"[True, True, False]" ]
+	keys 40 w >inw
+	keys 40 v >inv
+	bloom add w.bf inw
+	bloom add v.bf inv
+	run -0 bloom merge v.bf w.bf
+	[ "$output" = "" ]
+	run -1 bloom check -v v.bf inw inv
+	[ "$output" = "" ]
+	[ "$(json v.bf 'len(d["segments"])')" = 2 ]
+	run -0 bloom merge w.bf v.bf
+	run -1 bloom check -v w.bf inw inv
+	[ "$output" = "" ]
+	[ "$(json w.bf 'len(d["segments"])')" = 3 ]
+}
+
+@test "window: merge by time takes a target or source idle since a generation began" {
+	# Three generations of 2 s.  The target and one source are idle
+	# while the clock starts generation 1: both at generation 1, as
+	# stats says, and merged as such.
+	bloom create --generations 3 --window 4s --seed 1 -n 1000 -p 0.01 t.bf
+	bloom create --like t.bf old.bf
+	bloom create --like t.bf new.bf
+	keys 50 old- >old
+	keys 50 new- >new
+	bloom add old.bf old
+	sleep 2.2
+	bloom add new.bf new
+	[ "$(json t.bf 'd["generation"]')" = 1 ]
+	[ "$(json old.bf 'd["generation"]')" = 1 ]
+	run -0 bloom merge t.bf old.bf new.bf
+	[ "$output" = "" ]
+	run -1 bloom check -v t.bf old new
+	[ "$output" = "" ]
+	[ "$(json t.bf '[s["generation"] for s in d["segments"]]')" = \
+		"[0, 1, None]" ]
+	# Into an idle target that never held generation 0.
+	bloom create --like t.bf u.bf
+	run -0 bloom merge u.bf new.bf old.bf
+	run -1 bloom check -v u.bf old new
+	[ "$output" = "" ]
+}
+
 @test "window: adds, checks and rotations at once lose no line inside its window" {
 	bloom create --generations 8 --seed 2 -n 2000000 -p 0.01 w.bf
 	for w in 1 2 3; do
@@ -340,6 +438,66 @@ usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
 		[ "$output" = "" ]
 	done
 	[ "$(json w.bf 'sum(s["live"] for s in d["segments"])')" = 6 ]
+}
+
+# burst_window FILE: a window of 2 generations grown past its sizing by a
+# burst, its keys 1 to 1000 in generation 0's own segment.
+burst_window() {
+	bloom create --generations 2 --seed 5 -n 20000 -p 0.01 "$1"
+	seq 1 200000 | bloom add "$1" 2>/dev/null
+	[ "$(json "$1" 'len(d["segments"])')" = 6 ]
+}
+
+@test "window: a check reading the extra segments while rotations expire them is not cut short" {
+	command -v strace >/dev/null || skip "strace not found: install strace"
+	burst_window w.bf
+	size=$(stat -c %s w.bf)
+	seq 1 1000 >in
+	# Out of core, each window of the file read slowly: three rotations
+	# run in the middle of the check's one pass, and would give back
+	# the extra segments it has yet to read.
+	strace -f -o trace -e trace=pread64 \
+		-e inject=pread64:delay_enter=50000 \
+		bloom check -c --memory 512K w.bf in >out 2>err &
+	pid=$!
+	until_traced trace "pread64([0-9]*, .*, 16384, "
+	bloom rotate w.bf
+	bloom rotate w.bf
+	bloom rotate w.bf
+	# Left for a later rotation while the check reads.
+	[ "$(stat -c %s w.bf)" -eq "$size" ]
+	status=0
+	wait $pid || status=$?
+	cat err
+	# Keys of a generation forgotten meanwhile may be found or not.
+	[ "$status" -le 1 ]
+	[ "$(cat err)" = "" ]
+	[ "$(json w.bf 'len(d["segments"])')" = 6 ]
+	bloom rotate w.bf
+	[ "$(json w.bf 'len(d["segments"])')" = 2 ]
+	[ "$(stat -c %s w.bf)" -lt "$size" ]
+}
+
+@test "window: stats reading the extra segments while rotations expire them is not cut short" {
+	command -v strace >/dev/null || skip "strace not found: install strace"
+	burst_window w.bf
+	# Each segment's pages taken in slowly: three rotations run while
+	# stats counts the bits, and would give back the extra segments it
+	# has yet to count.
+	strace -o trace -e trace=madvise \
+		-e inject=madvise:delay_enter=100000 \
+		bloom stats --json w.bf >out 2>err &
+	pid=$!
+	until_traced trace 'MADV_POPULATE_READ\|MADV_WILLNEED'
+	bloom rotate w.bf
+	bloom rotate w.bf
+	bloom rotate w.bf
+	status=0
+	wait $pid || status=$?
+	cat err
+	[ "$status" -eq 0 ]
+	[ "$(cat err)" = "" ]
+	python3 -c 'import json; d = json.load(open("out")); assert len(d["segments"]) == 6, d'
 }
 
 @test "window: --window and --growth need their mode; modes do not mix" {
