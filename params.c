@@ -522,15 +522,15 @@ params_split_fpr(double total, unsigned parts)
  * slots are in U, length of the current run) sums it exactly.
  */
 double
-params_apbf_fpr(unsigned k, unsigned gens, double lambda)
+params_apbf_rate(unsigned k, unsigned l, unsigned w, double lambda)
 {
-	unsigned l = gens - 1, s = k + l, nu = 1u << k, i, u, r, a;
+	unsigned s = k + l, nu = 1u << k, i, u, r, a;
 	size_t nstates = (size_t)nu * k;
 	double *cur, *next, age_factor[APBF_K_MAX + 1], x, total = 0.0;
 
-	if (k == 0 || k > APBF_K_MAX || gens < 2 || s > APBF_SLOTS_MAX)
+	if (k == 0 || k > APBF_K_MAX || l == 0 || s > APBF_SLOTS_MAX || w < 2)
 		return 1.0;
-	x = 1.0 - 1.0 / (double)(APBF_GROUP_BITS / s);
+	x = 1.0 - 1.0 / (double)w;
 	cur = calloc(nstates, sizeof *cur);
 	next = calloc(nstates, sizeof *next);
 	if (cur == NULL || next == NULL) {
@@ -582,6 +582,15 @@ params_apbf_fpr(unsigned k, unsigned gens, double lambda)
 	free(next);
 	/* The sum cancels to within rounding of 1 at low loads. */
 	return total < 1.0 ? 1.0 - total : 0.0;
+}
+
+double
+params_apbf_fpr(unsigned k, unsigned gens, double lambda)
+{
+	if (k == 0 || gens < 2 || k + gens - 1 > APBF_SLOTS_MAX)
+		return 1.0;
+	return params_apbf_rate(k, gens - 1, APBF_GROUP_BITS / (k + gens -
+	    1), lambda);
 }
 
 /* The most keys per group and generation at which k hashes and gens

@@ -94,6 +94,10 @@ struct apbf_params {
  * make no valid layout. */
 double params_apbf_fpr(unsigned k, unsigned gens, double lambda);
 
+/* The same for any group: k + l slots of w bits (l = gens - 1), as
+ * bench/layouts weighs other group sizes; 1.0 if no valid layout. */
+double params_apbf_rate(unsigned k, unsigned l, unsigned w, double lambda);
+
 /* Sizes an age-partitioned window of gens generations for capacity
  * distinct keys per window at rate target_fpr: the k with the fewest bits
  * per key, and the groups a generation's capacity / (gens - 1) keys need.

@@ -364,6 +364,37 @@ apbf_test(const struct cand *c, const uint64_t *h, size_t n)
 }
 
 /*
+ * The end of the vector tests: m, the slots whose bit the key has (bit j:
+ * slot j), turned to logical order and searched for a run of k; unless
+ * found and if add, the key's bits set in the k newest slots, from raw,
+ * the SplitMix64 outputs whose 16-bit pieces are the slots' positions.
+ * Returns 1 if found.
+ */
+static inline int
+apbf_found_or_set(const struct cand *c, uint64_t *grp, const uint64_t *raw,
+    uint64_t m, int add)
+{
+	unsigned s = c->slots, cur = c->cur, j, p;
+	uint64_t full = s == 64 ? ~0ULL : ((uint64_t)1 << s) - 1;
+
+	m &= full;
+	if (cur != 0)
+		m = ((m >> cur) | (m << (s - cur))) & full;
+	if (apbf_run(m, c->hashes))
+		return 1;
+	if (add)
+		for (j = 0, p = cur; j < c->hashes; j++) {
+			unsigned at = p * c->width + (unsigned)(((raw[p / 4] >>
+			    (16 * (p % 4)) & 0xffff) * c->width) >> 16);
+
+			grp[at >> 6] |= (uint64_t)1 << (at & 63);
+			if (++p == s)
+				p = 0;
+		}
+	return 0;
+}
+
+/*
  * APBF's test and add --new with AVX2, eight slots at a time: the 16-bit
  * pieces of the SplitMix64 outputs (piece p of the little-endian words is
  * slot p's, as apbf_positions draws them) become positions by a multiply,
@@ -377,9 +408,8 @@ __attribute__((target("avx2"))) static size_t
 apbf_simd(const struct cand *c, const uint64_t *h, size_t n, int add)
 {
 	size_t i, hits = 0, ah = ahead(c);
-	unsigned s = c->slots, k = c->hashes, cur = c->cur, p, j;
+	unsigned s = c->slots, p, j;
 	unsigned nraw = (s + 7) / 8 * 2;
-	uint64_t full = s == 64 ? ~0ULL : ((uint64_t)1 << s) - 1;
 	uint32_t base[RAW_MAX * 4] __attribute__((aligned(32)));
 	const __m256i wv = _mm256_set1_epi32((int)c->width);
 	const __m256i low5 = _mm256_set1_epi32(31);
@@ -439,21 +469,8 @@ apbf_simd(const struct cand *c, const uint64_t *h, size_t n, int add)
 			m |= (uint64_t)(unsigned)_mm256_movemask_ps(
 			    _mm256_castsi256_ps(bit)) << p;
 		}
-		m &= full;
-		if (cur != 0)
-			m = ((m >> cur) | (m << (s - cur))) & full;
-		if (apbf_run(m, k))
+		if (apbf_found_or_set(c, grp, raw, m, add))
 			hits++;
-		else if (add)
-			for (j = 0, p = cur; j < k; j++) {
-				unsigned at = p * c->width + (unsigned)(((raw[p /
-				    4] >> (16 * (p % 4)) & 0xffff) * c->width) >>
-				    16);
-
-				grp[at >> 6] |= (uint64_t)1 << (at & 63);
-				if (++p == s)
-					p = 0;
-			}
 	}
 	return hits;
 }
@@ -481,9 +498,8 @@ __attribute__((target("avx512f,avx512dq,avx512bw"))) static size_t
 apbf_wide(const struct cand *c, const uint64_t *h, size_t n, int add)
 {
 	size_t i, hits = 0, ah = ahead(c);
-	unsigned s = c->slots, k = c->hashes, cur = c->cur, p, j, q;
+	unsigned s = c->slots, j, q;
 	unsigned nq = (s + 15) / 16, nv = (s + 31) / 32;
-	uint64_t full = s == 64 ? ~0ULL : ((uint64_t)1 << s) - 1;
 	const __m512i wv = _mm512_set1_epi32((int)c->width);
 	const __m512i low5 = _mm512_set1_epi32(31), one = _mm512_set1_epi32(1);
 	const __m512i gamma8 = _mm512_set1_epi64((long long)(8 * GAMMA));
@@ -524,21 +540,8 @@ apbf_wide(const struct cand *c, const uint64_t *h, size_t n, int add)
 			    5), hi), _mm512_sllv_epi32(one, _mm512_and_si512(pos,
 			    low5))) << (16 * q);
 		}
-		m &= full;
-		if (cur != 0)
-			m = ((m >> cur) | (m << (s - cur))) & full;
-		if (apbf_run(m, k))
+		if (apbf_found_or_set(c, grp, raw, m, add))
 			hits++;
-		else if (add)
-			for (j = 0, p = cur; j < k; j++) {
-				unsigned at = p * c->width + (unsigned)(((raw[p /
-				    4] >> (16 * (p % 4)) & 0xffff) * c->width) >>
-				    16);
-
-				grp[at >> 6] |= (uint64_t)1 << (at & 63);
-				if (++p == s)
-					p = 0;
-			}
 	}
 	return hits;
 }

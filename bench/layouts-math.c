@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bench/layouts.h"
+#include "params.h"
 
 /* Pois(i; lambda). */
 static double
@@ -47,77 +48,13 @@ block_fpr(unsigned width, unsigned k, double lambda)
 	return sum + (1.0 - mass);
 }
 
-/*
- * The exact false-positive rate of a blocked age-partitioned filter just
- * before a rotation: s = k + l slots of w bits per line group, each
- * generation's load of a group Poisson(lambda), all s generations full.  A
- * key of age a has one bit (uniform in w) in each of the slots a..a+k-1; an
- * absent query has one bit in each slot and is found if k consecutive
- * slots have theirs set.  Given the loads c_a, slot i holds
- * N_i = sum of c_a over its k ages and has the query's bit with
- * probability 1 - x^N_i, x = 1 - 1/w, independently of the other slots.
- * P(no run of k) = E_c sum over strings m without a k-run of
- * prod_i [m_i ? 1 - x^N_i : x^N_i]; expanding each 1 - x^N_i picks a set U
- * of slots with factor +-x^N_i, and E_c x^(sum_{i in U} N_i) =
- * prod_a exp(-lambda (1 - x^|U cap [a, a+k-1]|)).  A DP over the slots with
- * state (U among the last k slots, length of the current run) sums it.
- */
+/* The exact false-positive rate of a blocked age-partitioned filter just
+ * before a rotation (bench/README.md, "The math"): params.c's, for any
+ * slot width. */
 double
 apbf_fpr(unsigned k, unsigned l, unsigned w, double lambda)
 {
-	unsigned s = k + l, nu = 1u << k, i, u, r, a;
-	size_t nstates = (size_t)nu * k;
-	double *cur = calloc(nstates, sizeof *cur);
-	double *next = calloc(nstates, sizeof *next);
-	double age_factor[K_MAX + 1], x = 1.0 - 1.0 / w, total = 0.0;
-
-	if (cur == NULL || next == NULL || k > K_MAX) {
-		free(cur);
-		free(next);
-		return -1.0;
-	}
-	for (i = 0; i <= k; i++)
-		age_factor[i] = exp(-lambda * (1.0 - pow(x, (double)i)));
-	cur[0] = 1.0;			/* state u = 0, run 0 */
-	for (i = 0; i < s; i++) {
-		memset(next, 0, nstates * sizeof *next);
-		for (u = 0; u < nu; u++)
-			for (r = 0; r < k; r++) {
-				double v = cur[(size_t)u * k + r];
-				unsigned in = ((u << 1) & (nu - 1)) | 1;
-				unsigned out = (u << 1) & (nu - 1);
-
-				if (v == 0.0)
-					continue;
-				/* m_i = 0: x^N_i, slot in U, run ends. */
-				next[(size_t)in * k] += v;
-				if (r + 1 < k) {
-					/* m_i = 1: 1 - x^N_i. */
-					next[(size_t)out * k + r + 1] += v;
-					next[(size_t)in * k + r + 1] -= v;
-				}
-			}
-		/* Age a = i - k + 1 has all its slots decided. */
-		if (i + 1 >= k)
-			for (u = 0; u < nu; u++)
-				for (r = 0; r < k; r++)
-					next[(size_t)u * k + r] *= age_factor[
-					    __builtin_popcount(u)];
-		memcpy(cur, next, nstates * sizeof *cur);
-	}
-	/* The ages whose slots run past the oldest. */
-	for (u = 0; u < nu; u++)
-		for (r = 0; r < k; r++) {
-			double v = cur[(size_t)u * k + r];
-
-			for (a = s >= k ? s - k + 1 : 0; a < s; a++)
-				v *= age_factor[__builtin_popcount(u &
-				    ((1u << (s - a)) - 1))];
-			total += v;
-		}
-	free(cur);
-	free(next);
-	return 1.0 - total;
+	return params_apbf_rate(k, l, w, lambda);
 }
 
 /* The largest lambda with rate(lambda) <= p, by bisection on a rate that

@@ -69,8 +69,8 @@ double block_fpr(unsigned width, unsigned k, double lambda);
 double words_fpr(unsigned width, unsigned k, unsigned gens, double lambda);
 
 /* The exact rate of a blocked APBF of k + l slots of w bits, Poisson(lambda)
- * keys per group and generation, just before a rotation; -1 if k > K_MAX
- * or out of memory. */
+ * keys per group and generation, just before a rotation (params.c's
+ * params_apbf_rate); 1 if k > K_MAX or the slots pass SLOTS_MAX. */
 double apbf_fpr(unsigned k, unsigned l, unsigned w, double lambda);
 
 /* The k of fewest bits per window item at rate p; verbose prints each k. */

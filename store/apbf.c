@@ -126,6 +126,30 @@ has_run(uint64_t m, unsigned k)
 
 #define LISTED(j)	(idx != NULL ? idx[j] : (uint32_t)(j))
 
+/*
+ * The loop of apbf_test over the m keys idx lists (or all m), with the
+ * slots' bits read by MATCHED (matched or matched_wide): found[key] set
+ * for those present, count raised by as many.  A macro, so that each
+ * kernel is compiled in its own function for its own instructions.
+ */
+#define TEST_LIST(MATCHED) do {						\
+	size_t j_;							\
+	uint32_t key_;							\
+	int hit_;							\
+									\
+	for (j_ = 0; j_ < m && j_ < AHEAD; j_++)			\
+		PREFETCH_BLOCKS(v, hashes[LISTED(j_)], 3);		\
+	for (j_ = 0; j_ < m; j_++) {					\
+		key_ = LISTED(j_);					\
+		if (j_ + AHEAD < m)					\
+			PREFETCH_BLOCKS(v, hashes[LISTED(j_ + AHEAD)], 3); \
+		hit_ = has_run(MATCHED(v, group_of(v, hashes[key_]),	\
+		    hashes[key_]), v->hashes);				\
+		found[key_] |= (unsigned char)hit_;			\
+		count += (size_t)hit_;					\
+	}								\
+} while (0)
+
 #ifdef APBF_WIDE
 /*
  * matched with AVX-512: eight SplitMix64 words drawn in the lanes of one
@@ -191,21 +215,9 @@ __attribute__((target("avx512f,avx512dq"))) static size_t
 test_wide(const struct apbf_view *v, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *found)
 {
-	size_t j, count = 0;
-	uint32_t key;
-	int hit;
+	size_t count = 0;
 
-	for (j = 0; j < m && j < AHEAD; j++)
-		PREFETCH_BLOCKS(v, hashes[LISTED(j)], 3);
-	for (j = 0; j < m; j++) {
-		key = LISTED(j);
-		if (j + AHEAD < m)
-			PREFETCH_BLOCKS(v, hashes[LISTED(j + AHEAD)], 3);
-		hit = has_run(matched_wide(v, group_of(v, hashes[key]),
-		    hashes[key]), v->hashes);
-		found[key] |= (unsigned char)hit;
-		count += (size_t)hit;
-	}
+	TEST_LIST(matched_wide);
 	return count;
 }
 
@@ -228,21 +240,9 @@ size_t
 apbf_test_scalar(const struct apbf_view *v, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *found)
 {
-	size_t j, count = 0;
-	uint32_t key;
-	int hit;
+	size_t count = 0;
 
-	for (j = 0; j < m && j < AHEAD; j++)
-		PREFETCH_BLOCKS(v, hashes[LISTED(j)], 3);
-	for (j = 0; j < m; j++) {
-		key = LISTED(j);
-		if (j + AHEAD < m)
-			PREFETCH_BLOCKS(v, hashes[LISTED(j + AHEAD)], 3);
-		hit = has_run(matched(v, group_of(v, hashes[key]),
-		    hashes[key]), v->hashes);
-		found[key] |= (unsigned char)hit;
-		count += (size_t)hit;
-	}
+	TEST_LIST(matched);
 	return count;
 }
 
