@@ -54,6 +54,32 @@ found() {
 	[ "$(stats_field layout b.bf)" = "blocked512 (512-bit blocks)" ]
 }
 
+# bits_per_line G P: the bits per line of the window (-n 1000000) that
+# create --dry-run --layout apbf takes for G generations at rate P, to
+# one decimal.
+bits_per_line() {
+	bloom create --dry-run --seed 42 --generations "$1" -n 1000000 \
+		-p "$2" --layout apbf x.bf |
+		awk '/^bytes:/ { printf "%.1f\n", $2 * 8 / 1000000 }'
+}
+
+@test "apbf: the bits per line the manual gives, far more near 64 generations" {
+	# 22 to 25 at 1 % from 7 to 56 generations.
+	[ "$(bits_per_line 7 0.01)" = 25.1 ]
+	[ "$(bits_per_line 31 0.01)" = 22.6 ]
+	[ "$(bits_per_line 56 0.01)" = 24.5 ]
+	[ "$(bits_per_line 2 0.01)" = 43.8 ]
+	# Near 64, k <= 65 - G: one hash at 64.
+	[ "$(bits_per_line 58 0.01)" = 27.2 ]
+	[ "$(bits_per_line 62 0.01)" = 95.5 ]
+	[ "$(bits_per_line 63 0.01)" = 455.3 ]
+	[ "$(bits_per_line 64 0.01)" = 6469.5 ]
+	[ "$(bits_per_line 62 0.001)" = 401.1 ]
+	bloom create --dry-run --generations 64 -n 1000000 --layout apbf \
+		x.bf | grep -qx 'hashes: 1'
+	[ ! -e x.bf ]
+}
+
 @test "create --layout: needs --generations, takes blocked or apbf" {
 	run --separate-stderr bloom create --layout apbf -n 1000 x.bf
 	[ "$status" -eq 2 ]
