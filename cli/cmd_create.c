@@ -32,6 +32,9 @@
 #include "cli/progress.h"
 #include "lib/quote.h"
 
+#define APBF_ROOM_MAX	3	/* times the blocked layout's room an
+				 * age-partitioned window may take */
+
 /* Sizes a fixed filter's array, or fails with a message; returns 0 or
  * -1. */
 static int
@@ -227,6 +230,33 @@ create_like(const char *path, const char *template, uint32_t slice,
 }
 
 /*
+ * Returns 1, having said why, if the age-partitioned window h that spec
+ * plans would take more than APBF_ROOM_MAX times the room of the blocked
+ * layout for the same lines and rate: near 64 generations a group's 64
+ * slots leave room for few hashes, and the array grows to keep the rate
+ * (6470 bits a line at 1 % for 64 generations, against 23).
+ */
+static int
+apbf_too_big(const char *path, const struct bloom_spec *spec,
+    const struct bloom_header *h)
+{
+	static struct bloom_header blocked;
+	struct bloom_spec alt = *spec;
+
+	alt.layout = LAYOUT_BLOCKED512;
+	if (bloom_plan(&alt, &blocked) != BLOOM_OK ||
+	    h->file_size <= APBF_ROOM_MAX * blocked.file_size)
+		return 0;
+	msg_warn("%s: an age-partitioned window of %u generations at fpr "
+	    "%g would take %.1f times the room of the blocked layout (%"
+	    PRIu64 " bytes against %" PRIu64 "): few hashes fit in its groups;"
+	    " use --layout blocked, or fewer generations", path,
+	    spec->generations, spec->first.target_fpr, (double)h->file_size /
+	    (double)blocked.file_size, h->file_size, blocked.file_size);
+	return 1;
+}
+
+/*
  * Prints what create would make of spec if dry_run; else refuses a filter
  * larger than the free space where it would go, before anything is
  * allocated.  Returns 1 if done (a dry run), 0 to go on, or -1.
@@ -246,6 +276,8 @@ check_plan(const char *path, const struct bloom_spec *spec, int dry_run)
 		msg_warn("%s: %s", path, bloom_strerror(s));
 		return -1;
 	}
+	if (spec->layout == LAYOUT_APBF && apbf_too_big(path, spec, &h))
+		return -1;
 	if (dry_run) {
 		report = report_open();
 		report_plan(report, path, &h);

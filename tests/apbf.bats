@@ -54,6 +54,45 @@ found() {
 	[ "$(stats_field layout b.bf)" = "blocked512 (512-bit blocks)" ]
 }
 
+# bits_per_line G P: the bits per line of the window (-n 1000000) that
+# create --dry-run --layout apbf takes for G generations at rate P, to
+# one decimal.
+bits_per_line() {
+	bloom create --dry-run --seed 42 --generations "$1" -n 1000000 \
+		-p "$2" --layout apbf x.bf |
+		awk '/^bytes:/ { printf "%.1f\n", $2 * 8 / 1000000 }'
+}
+
+@test "apbf: the bits per line the manual gives; refused near 64 generations" {
+	# 22 to 25 at 1 % from 7 to 56 generations.
+	[ "$(bits_per_line 7 0.01)" = 25.1 ]
+	[ "$(bits_per_line 31 0.01)" = 22.6 ]
+	[ "$(bits_per_line 56 0.01)" = 24.5 ]
+	[ "$(bits_per_line 2 0.01)" = 43.8 ]
+	# Near 64, k <= 65 - G: more, up to three times the blocked layout.
+	[ "$(bits_per_line 58 0.01)" = 27.2 ]
+	[ "$(bits_per_line 61 0.01)" = 50.3 ]
+	# Past that, refused, by a dry run too: 95.5 bits at 62, 6470 at 64.
+	for g in 62 63 64; do
+		run --separate-stderr bloom create --generations $g \
+			-n 1000000 -p 0.01 --layout apbf x.bf
+		[ "$status" -eq 2 ]
+		[ -z "$output" ]
+		[[ $stderr == "bloom: x.bf: an age-partitioned window of $g generations at fpr 0.01 would take "*" times the room of the blocked layout ("*" bytes against "*"): few hashes fit in its groups; use --layout blocked, or fewer generations" ]]
+		[ ! -e x.bf ]
+	done
+	run --separate-stderr bloom create --dry-run --generations 62 \
+		-n 1000000 -p 0.001 --layout apbf x.bf
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+	[[ $stderr == *" would take 14.1 times the room of the blocked layout ("* ]]
+	run --separate-stderr bloom create --dry-run --generations 62 \
+		-n 1000000 -p 0.01 --layout apbf x.bf
+	[ "$status" -eq 2 ]
+	[[ $stderr == *" would take 4.3 times the room of the blocked layout (11941376 bytes against 2798848)"* ]]
+	[ ! -e x.bf ]
+}
+
 @test "create --layout: needs --generations, takes blocked or apbf" {
 	run --separate-stderr bloom create --layout apbf -n 1000 x.bf
 	[ "$status" -eq 2 ]
