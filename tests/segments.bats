@@ -148,6 +148,8 @@ until_traced() {
 
 @test "grow: a command opening the filter while another grows it sees the new segment whole" {
 	command -v strace >/dev/null || skip "strace not found: install strace"
+	# LeakSanitizer cannot run under ptrace (make check SANITIZE=1).
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 	bloom create --grow --seed 1 -n 1000 -p 0.01 g.bf
 	keys 1000 | bloom add g.bf
 	# stats reads the header slowly, after it has opened the file; an
@@ -239,6 +241,8 @@ usage: bloom rotate filter" rotate
 
 @test "window: an add whose rotations are slower than its generations still adds" {
 	command -v strace >/dev/null || skip "strace not found: install strace"
+	# LeakSanitizer cannot run under ptrace (make check SANITIZE=1).
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 	# Generations of 1/63 s; each fdatasync takes 20 ms, as on a slow
 	# disk: the clock has gone on by the time a rotation ends.
 	bloom create --generations 64 --window 1s --seed 1 -n 100000 w.bf
@@ -450,6 +454,8 @@ burst_window() {
 
 @test "window: a check reading the extra segments while rotations expire them is not cut short" {
 	command -v strace >/dev/null || skip "strace not found: install strace"
+	# LeakSanitizer cannot run under ptrace (make check SANITIZE=1).
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 	burst_window w.bf
 	size=$(stat -c %s w.bf)
 	seq 1 1000 >in
@@ -480,6 +486,8 @@ burst_window() {
 
 @test "window: stats reading the extra segments while rotations expire them is not cut short" {
 	command -v strace >/dev/null || skip "strace not found: install strace"
+	# LeakSanitizer cannot run under ptrace (make check SANITIZE=1).
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 	burst_window w.bf
 	# Each segment's pages taken in slowly: three rotations run while
 	# stats counts the bits, and would give back the extra segments it
