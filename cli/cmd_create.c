@@ -278,6 +278,15 @@ check_plan(const char *path, const struct bloom_spec *spec, int dry_run)
 	}
 	if (spec->layout == LAYOUT_APBF && apbf_too_big(path, spec, &h))
 		return -1;
+	if (spec->max_bytes != 0 && h.file_size > spec->max_bytes) {
+		msg_warn("%s: --max-size %" PRIu64 " (%s) is less than the "
+		    "window takes at the start, %" PRIu64 " bytes (%s): no "
+		    "generation could ever widen", path, spec->max_bytes,
+		    report_human(have, sizeof have, (double)spec->max_bytes),
+		    h.file_size, report_human(need, sizeof need,
+		    (double)h.file_size));
+		return -1;
+	}
 	if (dry_run) {
 		report = report_open();
 		report_plan(report, path, &h);

@@ -370,8 +370,11 @@ segment_state() {
 }
 
 @test "a window at its last generation (2^62): add and rotate refuse, no spin" {
-	# --max-size 1: a generation that fills cannot grow, only close.
-	bloom create --generations 4 -n 1000 --max-size 1 --seed 2 w.bf
+	# --max-size the starting size: a generation that fills cannot grow,
+	# only close.
+	size=$(bloom create --dry-run --generations 4 -n 1000 --seed 2 w.bf |
+		awk '$1 == "bytes:" { print $2 }')
+	bloom create --generations 4 -n 1000 --max-size "$size" --seed 2 w.bf
 	# The generation field is outside the checksum: 2^62, the cap.
 	put w.bf 144 "$(le 8 0x4000000000000000)"
 	keys 2000 >in

@@ -355,7 +355,15 @@ usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
                     filter" create --max-size 1M w.bf
 	run -2 bloom create --generations 3 --max-size 0 w.bf
 	[[ "$output" =~ "--max-size takes a size from 1 byte to 128T, such as 64M, not '0'" ]]
+	# Less than the window takes at the start: no generation could
+	# ever widen.  Refused, by a dry run too; nothing is made.
+	row 2 "" "bloom: w.bf: --max-size 1024 (1.0 KiB) is less than the window takes at the start, 13120 bytes (12.8 KiB): no generation could ever widen" create -n 1000 --generations 3 --max-size 1K w.bf
 	[ ! -e w.bf ]
+	row 2 "" "bloom: w.bf: --max-size 1024 (1.0 KiB) is less than the window takes at the start, 13120 bytes (12.8 KiB): no generation could ever widen" create --dry-run -n 1000 --generations 3 --max-size 1K w.bf
+	[ ! -e w.bf ]
+	# As much as it takes at the start: made, closing early when full.
+	run -0 bloom create -n 1000 --generations 3 --max-size 13120 w.bf
+	[ -e w.bf ]
 }
 
 @test "window: merge refuses a window grown past its sizing; --like makes it as sized" {
