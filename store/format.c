@@ -471,10 +471,13 @@ parse_v2(const unsigned char *buf, size_t len, uint64_t file_size,
 	    V2_OFF_RESERVED1) || !all_zero(buf + V2_OFF_RESERVED2,
 	    V2_HEADER_SIZE - V2_OFF_RESERVED2))
 		return BLOOM_ERESERVED;
+	/* The age-partitioned layout is a window's: on a fixed or growable
+	 * filter, the layout is what is wrong, whatever else is. */
+	if (h->layout == LAYOUT_APBF && (h->mode == MODE_FIXED ||
+	    h->mode == MODE_GROW))
+		return BLOOM_ELAYOUT;
 	if ((s = check_v2_mode(h)) != BLOOM_OK)
 		return s;
-	if (h->layout == LAYOUT_APBF && h->mode != MODE_WINDOW)
-		return BLOOM_ELAYOUT;
 	if (h->capacity == 0)
 		return BLOOM_ECAPACITY;
 	if (!fpr_ok(h->target_fpr))

@@ -307,6 +307,12 @@ bits_per_line() {
 	put w.bf 16 "$(le 4 3)"
 	put w.bf 128 "$(xxh3_at w.bf 0 128 0)"
 	rejected w.bf "corrupt header (unknown layout)"
+	# An age-partitioned window whose mode says growable: the layout is
+	# what is wrong, not its growth factor.
+	bloom create -f --seed 42 --generations 4 -n 1000 --layout apbf w.bf
+	put w.bf 32 "$(le 4 1)"
+	put w.bf 128 "$(xxh3_at w.bf 0 128 0)"
+	rejected w.bf "corrupt header (unknown layout)"
 }
 
 @test "apbf: stats counts the array once and shows each generation's slot" {
