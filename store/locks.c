@@ -94,19 +94,27 @@ fail:
 
 #define WRITERS_BYTE	((off_t)1 << 62)
 
-/* Sets the lock of fd on WRITERS_BYTE to type, without waiting.  Returns
- * 0, or -1 with errno set (EAGAIN: another process holds the byte). */
+/* Sets the open file description lock of fd on byte which to type, by
+ * cmd (F_OFD_SETLK or F_OFD_SETLKW).  Returns what fcntl(2) does. */
 static int
-lock_byte(int fd, short type)
+set_byte(int fd, int cmd, short type, off_t which)
 {
 	struct flock fl;
 
 	memset(&fl, 0, sizeof fl);
 	fl.l_type = type;
 	fl.l_whence = SEEK_SET;
-	fl.l_start = WRITERS_BYTE;
+	fl.l_start = which;
 	fl.l_len = 1;
-	return fcntl(fd, F_OFD_SETLK, &fl);
+	return fcntl(fd, cmd, &fl);
+}
+
+/* Sets the lock of fd on WRITERS_BYTE to type, without waiting.  Returns
+ * 0, or -1 with errno set (EAGAIN: another process holds the byte). */
+static int
+lock_byte(int fd, short type)
+{
+	return set_byte(fd, F_OFD_SETLK, type, WRITERS_BYTE);
 }
 
 int
@@ -210,16 +218,10 @@ int
 locks_byte(struct bloom *b, short type, off_t which)
 {
 	struct timespec tick = { 0, BLOOM_WAIT_TICK_NS };
-	struct flock fl;
 	unsigned ticks = 0;
 	int cmd = F_OFD_SETLK;
 
-	memset(&fl, 0, sizeof fl);
-	fl.l_type = type;
-	fl.l_whence = SEEK_SET;
-	fl.l_start = which;
-	fl.l_len = 1;
-	while (fcntl(b->fd, cmd, &fl) == -1) {
+	while (set_byte(b->fd, cmd, type, which) == -1) {
 		if (errno == EINTR)
 			continue;
 		if (cmd == F_OFD_SETLKW || (errno != EAGAIN && errno != EACCES))
@@ -240,14 +242,7 @@ locks_byte(struct bloom *b, short type, off_t which)
 int
 locks_try_byte(struct bloom *b, off_t which)
 {
-	struct flock fl;
-
-	memset(&fl, 0, sizeof fl);
-	fl.l_type = F_WRLCK;
-	fl.l_whence = SEEK_SET;
-	fl.l_start = which;
-	fl.l_len = 1;
-	while (fcntl(b->fd, F_OFD_SETLK, &fl) == -1)
+	while (set_byte(b->fd, F_OFD_SETLK, F_WRLCK, which) == -1)
 		if (errno != EINTR)
 			return errno == EAGAIN || errno == EACCES ? 0 : -1;
 	return 1;
