@@ -67,8 +67,8 @@ struct bloom {
 };
 
 /* Waits for a lock another process holds: tried every BLOOM_WAIT_TICK_NS,
- * and told once after BLOOM_WAIT_TELL_TICKS tries. */
+ * and told once after BLOOM_WAIT_TELL_MS. */
 #define BLOOM_WAIT_TICK_NS	10000000L	/* 10 ms between tries */
-#define BLOOM_WAIT_TELL_TICKS	100		/* tries before saying so */
+#define BLOOM_WAIT_TELL_MS	1000		/* ms before saying so */
 
 #endif

@@ -43,18 +43,51 @@
 #include "store/format.h"	/* BLOOM_OK, BLOOM_ERRNO */
 #include "store/handle.h"
 
+/* A wait for a lock another process holds, tried every tick_ns: told once
+ * BLOOM_WAIT_TELL_MS have passed since it began, by the monotonic clock
+ * rather than by counting tries, which a loaded machine makes longer. */
+struct lock_wait {
+	struct timespec start;
+	long tick_ns;
+	int told;
+};
+
+static void
+wait_begin(struct lock_wait *w, long tick_ns)
+{
+	clock_gettime(CLOCK_MONOTONIC, &w->start);
+	w->tick_ns = tick_ns;
+	w->told = 0;
+}
+
+/* Sleeps a tick; returns 1 the first time the wait has lasted long enough
+ * to say so, else 0. */
+static int
+wait_tick(struct lock_wait *w)
+{
+	struct timespec tick = { 0, w->tick_ns }, now;
+	int64_t ms;
+
+	nanosleep(&tick, NULL);
+	if (w->told)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (int64_t)(now.tv_sec - w->start.tv_sec) * 1000 +
+	    (now.tv_nsec - w->start.tv_nsec) / 1000000;
+	return w->told = ms >= BLOOM_WAIT_TELL_MS;
+}
+
 int
 locks_flock(int fd, int op, const char *path, void (*on_wait)(const char *))
 {
-	struct timespec tick = { 0, BLOOM_WAIT_TICK_NS };
-	unsigned ticks = 0;
+	struct lock_wait w;
 
+	wait_begin(&w, BLOOM_WAIT_TICK_NS);
 	while (flock(fd, op | LOCK_NB) == -1) {
 		if (errno != EWOULDBLOCK && errno != EINTR)
 			return -1;
-		if (++ticks == BLOOM_WAIT_TELL_TICKS && on_wait != NULL)
+		if (wait_tick(&w) && on_wait != NULL)
 			on_wait(path);
-		nanosleep(&tick, NULL);
 	}
 	return 0;
 }
@@ -122,17 +155,16 @@ locks_writer_join(int fd, const char *path, void (*on_wait)(const char *))
 {
 	/* Another writer holds the byte alone for the time it takes to set
 	 * a chunk's bits: tried every millisecond, told after a second. */
-	struct timespec tick = { 0, 1000000L };
-	unsigned ticks = 0;
+	struct lock_wait w;
 
+	wait_begin(&w, 1000000L);
 	while (lock_byte(fd, F_RDLCK) == -1) {
 		if (errno == EINVAL || errno == EOPNOTSUPP || errno == ENOSYS)
 			return 0;
 		if (errno != EAGAIN && errno != EACCES && errno != EINTR)
 			return -1;
-		if (++ticks == 1000 && on_wait != NULL)
+		if (wait_tick(&w) && on_wait != NULL)
 			on_wait(path);
-		nanosleep(&tick, NULL);
 	}
 	return 1;
 }
@@ -217,19 +249,17 @@ locks_add_list(struct bloom *b, const uint64_t *hashes,
 int
 locks_byte(struct bloom *b, short type, off_t which)
 {
-	struct timespec tick = { 0, BLOOM_WAIT_TICK_NS };
-	unsigned ticks = 0;
+	struct lock_wait w;
 	int cmd = F_OFD_SETLK;
 
+	wait_begin(&w, BLOOM_WAIT_TICK_NS);
 	while (set_byte(b->fd, cmd, type, which) == -1) {
 		if (errno == EINTR)
 			continue;
 		if (cmd == F_OFD_SETLKW || (errno != EAGAIN && errno != EACCES))
 			return -1;
-		if (++ticks < BLOOM_WAIT_TELL_TICKS) {
-			nanosleep(&tick, NULL);
+		if (!wait_tick(&w))
 			continue;
-		}
 		if (b->on_lock_wait != NULL && !b->lock_wait_told) {
 			b->lock_wait_told = 1;
 			b->on_lock_wait(b->path);
