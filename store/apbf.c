@@ -273,13 +273,19 @@ set_key(const struct apbf_view *v, uint64_t h, int alone)
 		pos = j * v->width + (unsigned)((piece * v->width) >> 16);
 		bit = le64((uint64_t)1 << (pos % 64));
 		word = __atomic_load_n(&grp[pos / 64], __ATOMIC_RELAXED);
-		fresh |= !(word & bit);
-		if (alone)
+		/* A bit already set is not stored again, as the blocked
+		 * layout's adds do: lines seen again in their generation
+		 * leave a page they alone touch clean (unless the adds were
+		 * many enough to make every page writable up front). */
+		if (word & bit)
+			;
+		else if (alone)
 			__atomic_store_n(&grp[pos / 64], word | bit,
 			    __ATOMIC_RELAXED);
-		else if (!(word & bit))
+		else
 			__atomic_fetch_or(&grp[pos / 64], bit,
 			    __ATOMIC_RELAXED);
+		fresh |= !(word & bit);
 		if (++j == v->slots)
 			j = 0;
 	}
