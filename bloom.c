@@ -34,6 +34,8 @@
 
 #define PAGE_GUESS	4096	/* bytes in a page, for heuristics */
 #define PREFAULT_SHARE	16	/* prefault after pages / this lookups */
+#define POPULATE_WRITES	2	/* and make an apbf window's pages writable
+				 * after this many lookups a page */
 #define HEAD_READ	8192	/* bytes read to parse: header and table */
 #define BLOOM_CHUNK	(1 << 16)	/* keys a line-by-line pass works on
 					 * at a time */
@@ -56,13 +58,17 @@ _Static_assert(HEAD_READ >= V2_HEADER_SIZE + SEGMENTS_MAX * SLOT_SIZE,
     "a whole table is read at open");
 
 /* Counts n more lookups, and prefaults once they reach PREFAULT_SHARE of
- * the pages. */
+ * the pages; an age-partitioned window's array is made writable only
+ * once they are POPULATE_WRITES times the pages, as that makes every page
+ * dirty: by then the adds have touched most of them. */
 static inline void
 note_lookups(struct bloom *b, size_t n)
 {
 	b->lookups += n;
 	if (!b->prefaulted && b->lookups >= b->prefault_at)
 		segments_prefault(b);
+	if (!b->populated && b->lookups >= b->populate_at)
+		segments_prefault_writes(b);
 }
 
 int
@@ -164,8 +170,9 @@ bloom_open(struct bloom **bp, const char *path, int writable,
 	for (i = 0; i < b->nmapped; i++)
 		total += b->seg[i].info.nblocks * BLOCK_BYTES;
 	b->prefault_at = total / PAGE_GUESS / PREFAULT_SHARE;
+	b->populate_at = total / PAGE_GUESS * POPULATE_WRITES;
 	if (!memory_fits(total))
-		b->prefault_at = UINT64_MAX;
+		b->prefault_at = b->populate_at = UINT64_MAX;
 	*bp = b;
 	return BLOOM_OK;
 

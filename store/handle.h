@@ -51,6 +51,9 @@ struct bloom {
 	uint64_t lookups;	/* keys added or tested so far */
 	uint64_t prefault_at;	/* lookups after which to map all pages */
 	int prefaulted;		/* all pages were mapped */
+	uint64_t populate_at;	/* lookups after which to map an apbf
+				 * window's pages writable */
+	int populated;		/* they were */
 	unsigned events;	/* BLOOM_EV_* not yet taken */
 	double full_fpr;	/* with BLOOM_EV_FULL: the estimated rate */
 	void (*on_lock_wait)(const char *path);	/* unless NULL, called

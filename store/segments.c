@@ -261,20 +261,21 @@ segments_prefault(struct bloom *b)
 		prefault_range(b->head, b->head_size);
 		return;
 	}
-	for (i = 0; i < b->nmapped; i++) {
-		if (b->seg[i].map == NULL)
-			continue;
+	for (i = 0; i < b->nmapped; i++)
+		if (b->seg[i].map != NULL)
+			prefault_range(b->seg[i].map, b->seg[i].map_size);
+}
+
+void
+segments_prefault_writes(struct bloom *b)
+{
+	b->populated = 1;
 #ifdef MADV_POPULATE_WRITE
-		/* The adds of an age-partitioned window write all over its
-		 * array: a fault per page for writing costs more than
-		 * making them all writable at once. */
-		if (b->writable && b->seg[i].apbf.bits != NULL &&
-		    madvise(b->seg[i].map, b->seg[i].map_size,
-		    MADV_POPULATE_WRITE) == 0)
-			continue;
+	if (b->writable && b->hdr.version != FORMAT_V1 && b->nmapped > 0 &&
+	    b->seg[0].apbf.bits != NULL && b->seg[0].map != NULL)
+		madvise(b->seg[0].map, b->seg[0].map_size,
+		    MADV_POPULATE_WRITE);
 #endif
-		prefault_range(b->seg[i].map, b->seg[i].map_size);
-	}
 }
 
 /* Maps the segments another process appended since the last look. */

@@ -38,6 +38,13 @@ void segments_unmap(struct bloom *b);
  * process ahead of its lookups, and notes it in b->prefaulted. */
 void segments_prefault(struct bloom *b);
 
+/* Maps every page of an age-partitioned window's array (mapped with
+ * generation 0) writable in one call, ahead of adds many enough to write
+ * most of them: a fault per page for writing costs more.  It makes every
+ * page dirty, to be written back whether an add changed it or not.  Notes
+ * it in b->populated. */
+void segments_prefault_writes(struct bloom *b);
+
 /* Maps every page of segment s, which is mapped on its own. */
 void segments_prefault_one(const struct segment *s);
 

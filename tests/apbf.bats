@@ -35,6 +35,25 @@ found() {
 	bloom check -c "$1" "$2"
 }
 
+# dirty FILE: how many pages of FILE the page cache holds dirty, by
+# cachestat(2) (Linux 6.5 on); exits 3 where the kernel has no cachestat.
+dirty() {
+	python3 -c '
+import ctypes, errno, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+class Range(ctypes.Structure):
+    _fields_ = [("off", ctypes.c_uint64), ("len", ctypes.c_uint64)]
+class Stat(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_uint64) for n in
+                ("cache", "dirty", "writeback", "evicted", "recently_evicted")]
+fd = os.open(sys.argv[1], os.O_RDONLY)
+r, st = Range(0, 0), Stat()
+if libc.syscall(451, fd, ctypes.byref(r), ctypes.byref(st), 0) != 0:
+    sys.exit(3 if ctypes.get_errno() == errno.ENOSYS else 1)
+print(st.dirty)
+' "$1"
+}
+
 @test "create --layout apbf: stats says the layout, the slots and the size" {
 	bloom create --seed 42 --generations 8 -n 100000 -p 0.01 \
 		--layout apbf w.bf
@@ -364,4 +383,26 @@ bits_per_line() {
 	set=$(stats_field bits_set w.bf)
 	echo "bits set: $set"
 	[ "$set" -gt 0 ] && [ "$set" -le $((500 * 13)) ]
+}
+
+@test "apbf: adding lines the generation holds dirties no page of the file" {
+	[[ $(uname -m) == x86_64 ]] || skip "cachestat(2) is called by its x86-64 number"
+	bloom create --seed 42 --generations 8 -n 1000000 --layout apbf w.bf
+	seq 1 10000 | bloom add w.bf
+	sync w.bf
+	run dirty w.bf
+	[ "$status" -ne 3 ] || skip "the kernel has no cachestat(2) (Linux 6.5 on)"
+	[ "$status" -eq 0 ]
+	[ "$output" -eq 0 ]
+	# Stores of bits already set would dirty the pages they touch.
+	seq 1 1000 | bloom add w.bf
+	[ "$(dirty w.bf)" -eq 0 ]
+	run -0 --separate-stderr bloom add --new w.bf < <(seq 1 1000)
+	[ "$output" = "" ]
+	[ "$stderr" = "" ]
+	[ "$(dirty w.bf)" -eq 0 ]
+	# A line new to the generation does dirty its page: the count sees
+	# stores.
+	echo new-line | bloom add w.bf
+	[ "$(dirty w.bf)" -gt 0 ]
 }
