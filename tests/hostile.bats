@@ -32,25 +32,77 @@ long_lines() {
 		for (i = 1; i <= n; i++) print i s }'
 }
 
+# The processes a test leaves running in the background: teardown ends
+# those still running, however the test ended.
+pids=()
+
+teardown() {
+	local pid
+
+	for pid in ${pids[@]+"${pids[@]}"}; do
+		kill -KILL "$pid" 2>/dev/null || true
+	done
+	drop_claim_tables
+}
+
+# within SECONDS COMMAND...: runs COMMAND every 50 ms until it succeeds;
+# fails, saying what it waited for, if it has not after SECONDS.  Waits
+# for a state, not for a time: a loaded machine only takes longer.
+within() {
+	local end=$(($(date +%s) + $1))
+
+	shift
+	until "$@"; do
+		if [ "$(date +%s)" -ge "$end" ]; then
+			echo "still not so after the deadline: $*" >&2
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+# Prints the time in milliseconds since the epoch.
+now_ms() {
+	date +%s%3N
+}
+
+# wrote PID BYTES: true once process PID has written more than BYTES
+# bytes with write(2) and its like (/proc/PID/io, wchar).
+wrote() {
+	local n
+
+	n=$(sed -n 's/^wchar: //p' "/proc/$1/io" 2>/dev/null)
+	[ "${n:-0}" -gt "$2" ]
+}
+
 # Sends signal SIG to an add --new that writes long lines into a pipe read
 # only later, while a write is under way; leaves what the reader got in
 # out and the exit status of bloom in status.
 signal_mid_write() {
-	local sig=$1 i
+	local sig=$1
 
-	rm -f f.bf out pid status
+	rm -f f.bf out pid status sent
 	bloom create -n 1000 -p 1e-6 f.bf
 	# env --default-signal: a background job starts with SIGINT ignored.
+	# The reader takes nothing until the signal is sent (sent).
 	(env --default-signal=INT sh -c 'echo $$ >pid
 	    exec bloom add --new f.bf' <in || echo $? >status) |
-	    { sleep 1; cat >out; } &
-	for i in $(seq 100); do
-		[ -s pid ] && break
-		sleep 0.02
-	done
-	sleep 0.3
+	    { i=0
+	      while [ ! -e sent ] && [ "$i" -lt 1200 ]; do
+		sleep 0.05; i=$((i + 1))
+	      done
+	      cat >out; } &
+	pids+=("$!")
+	within 60 test -s pid
+	pids+=("$(cat pid)")
+	# The first write fills the empty pipe (a page or more) with the start
+	# of a line of 100001 bytes; the rest waits for room: mid-line.  (The
+	# shell's echo above counts too, a few bytes.)
+	within 60 wrote "$(cat pid)" 4096
 	kill -s "$sig" "$(cat pid)"
+	touch sent
 	wait
+	pids=()
 }
 
 @test "a signal never cuts a line in half; a rerun writes every line not printed" {
@@ -74,14 +126,15 @@ signal_mid_write() {
 	done
 }
 
-# Runs bloom with ARGS for at most 1 s (timeout(1)), its output going to a
-# reader that takes nothing until bloom has ended, or for 20 s: leaves its
-# exit status in status, the tenths of a second the reader waited in
-# waited and what it then read in out.
+# Runs bloom with ARGS for at most 5 s (timeout(1): time enough for a
+# slow start to fill the pipe), its output going to a reader that takes
+# nothing until bloom has ended, or for 60 s: leaves its exit status in
+# status, the tenths of a second the reader waited in waited and what it
+# then read in out.
 stalled_reader() {
 	rm -f status waited out
-	(timeout 1 bloom "$@" <in || echo $? >status) |
-	    { for i in $(seq 200); do [ -e status ] && break; sleep 0.1; done
+	(timeout 5 bloom "$@" <in || echo $? >status) |
+	    { for i in $(seq 600); do [ -e status ] && break; sleep 0.1; done
 	      echo "$i" >waited; cat >out; }
 	[ -e status ] || echo 0 >status
 }
@@ -497,44 +550,89 @@ big_line() {
 	[ "$(stats_field inserted f.bf)" = 18446744073709551615 ]
 }
 
+# hold KIND FILE [SECONDS]: takes a lock on FILE in the background and
+# holds it until FILE.release exists, or for SECONDS (default 60) from when
+# it has it; FILE.held says it has it (see held).  KIND is flock-sh or
+# flock-ex (flock(2), as bloom's readers and create -f take it) or alone
+# (byte 2^62 exclusively, as an adder alone with the filter holds it).
+hold() {
+	python3 -c 'import fcntl, os, sys, time
+kind, path = sys.argv[1], sys.argv[2]
+fd = os.open(path, os.O_RDWR)
+if kind == "alone":
+    fcntl.lockf(fd, fcntl.LOCK_EX, 1, 1 << 62)
+else:
+    fcntl.flock(fd, fcntl.LOCK_SH if kind == "flock-sh" else fcntl.LOCK_EX)
+open(path + ".held", "w").close()
+end = time.monotonic() + float(sys.argv[3])
+while time.monotonic() < end and not os.path.exists(path + ".release"):
+    time.sleep(0.02)' "$1" "$2" "${3:-60}" 3>&- &
+	holder=$!
+	pids+=("$holder")
+}
+
+# release FILE: ends the hold on FILE and waits for the holder to end.
+release() {
+	touch "$1.release"
+	wait "$holder"
+	rm -f "$1.release"
+}
+
 @test "a command kept waiting for a lock says so after a second" {
+	local t0 t1 check
 	bloom create -n 1000 f.bf
 	echo key | bloom add f.bf
-	flock -x f.bf sleep 1.6 &
-	sleep 0.2
-	run -0 --separate-stderr bloom check f.bf <<<key
-	[ "$output" = key ]
-	[ "$stderr" = "bloom: f.bf: waiting for a lock: another process holds the filter exclusively (a create -f replacing it, an adder alone with it, or any process that may open it)" ]
-	wait
+	hold flock-ex f.bf
+	held f.bf
+	t0=$(now_ms)
+	bloom check f.bf <<<key >out 2>err &
+	check=$!
+	pids+=("$check")
+	within 60 grep -q 'waiting for a lock' err
+	t1=$(now_ms)
+	echo "told after at least $((t1 - t0)) ms"
+	release f.bf
+	wait "$check"
+	[ "$(cat out)" = key ]
+	[ "$(cat err)" = "bloom: f.bf: waiting for a lock: another process holds the filter exclusively (a create -f replacing it, an adder alone with it, or any process that may open it)" ]
+	# Told on the 100th try, 10 ms apart (store/locks.c): after 99 sleeps,
+	# 990 ms at least; t0 and t1 bracket the wait.
+	[ "$((t1 - t0))" -ge 990 ]
 	# Not a word when the wait is short.
-	flock -x f.bf sleep 0.3 &
-	sleep 0.1
+	hold flock-ex f.bf 0.3
+	held f.bf
 	run -0 --separate-stderr bloom add f.bf <<<other
 	[ "$stderr" = "" ]
 	wait
+	pids=()
 }
 
 # An adder alone with a filter holds byte 2^62 of it exclusively while it
 # sets bits with plain stores; a writer that opens the filter waits for
 # it, a reader does not.
 @test "an add kept waiting by a writer alone with the filter says so; check is not kept" {
+	local t0 t1 add
 	bloom create -n 1000 f.bf
 	echo key | bloom add f.bf
-	python3 -c '
-import fcntl, sys, time
-with open(sys.argv[1], "r+b") as f:
-    fcntl.lockf(f, fcntl.LOCK_EX, 1, 1 << 62)
-    open(sys.argv[2], "w").close()
-    time.sleep(1.6)
-' f.bf locked &
-	while [ ! -e locked ]; do sleep 0.05; done
+	hold alone f.bf
+	held f.bf
 	run -0 --separate-stderr bloom check f.bf <<<key
 	[ "$output" = key ]
 	[ "$stderr" = "" ]
-	run -0 --separate-stderr bloom add --new f.bf <<<other
-	[ "$output" = other ]
-	[ "$stderr" = "bloom: f.bf: waiting for a lock: another process holds the filter exclusively (a create -f replacing it, an adder alone with it, or any process that may open it)" ]
-	wait
+	t0=$(now_ms)
+	bloom add --new f.bf <<<other >out 2>err &
+	add=$!
+	pids+=("$add")
+	within 60 grep -q 'waiting for a lock' err
+	t1=$(now_ms)
+	echo "told after at least $((t1 - t0)) ms"
+	release f.bf
+	wait "$add"
+	[ "$(cat out)" = other ]
+	[ "$(cat err)" = "bloom: f.bf: waiting for a lock: another process holds the filter exclusively (a create -f replacing it, an adder alone with it, or any process that may open it)" ]
+	# Told on the 1000th try, 1 ms apart: after 999 ms at least.
+	[ "$((t1 - t0))" -ge 999 ]
+	pids=()
 }
 
 # hold_byte FILE SECONDS: holds a write lock on byte 0 of FILE, the one
@@ -593,20 +691,38 @@ held() {
 	wait
 }
 
+# flocked PID FILE: true once process PID holds a flock(2) lock on FILE
+# (/proc/locks).
+flocked() {
+	awk -v pid="$1" -v ino=":$(stat -c %i "$2")" \
+	    '$2 == "FLOCK" && $5 == pid && substr($6, length($6) - length(ino) + 1) == ino { found = 1 }
+	    END { exit !found }' /proc/locks
+}
+
 @test "create -f kept waiting by a running add says so after a second" {
+	local t0 t1 add create
 	bloom create -n 1000 --seed 1 f.bf
 	mkfifo feed
 	bloom add f.bf <feed &
+	add=$!
+	pids+=("$add")
 	exec 5>feed
-	sleep 0.2
+	within 60 flocked "$add" f.bf
+	t0=$(now_ms)
 	bloom create -f -n 1000 --seed 2 f.bf 2>err 5>&- &
-	local create=$!
-	sleep 1.5
+	create=$!
+	pids+=("$create")
+	within 60 grep -q 'waiting for a lock' err
+	t1=$(now_ms)
+	echo "told after at least $((t1 - t0)) ms"
 	exec 5>&-
 	wait "$create"
 	wait
+	pids=()
 	[ "$(cat err)" = "bloom: f.bf: waiting for a lock: another process has the filter open, and create -f replaces it only once nothing uses it" ]
 	[ "$(stats_field seed f.bf)" = 2 ]
+	# Told on the 100th try, 10 ms apart: after 990 ms at least.
+	[ "$((t1 - t0))" -ge 990 ]
 }
 
 # Runs "$@" in a mount namespace where /proc is an empty tmpfs, as in a
@@ -635,19 +751,25 @@ need_unshare() {
 	# As root, the new file is named with AT_EMPTY_PATH; without that
 	# privilege, a hidden name removed on the signal.
 	for how in root unprivileged; do
-		flock -s f.bf sleep 2 &
-		sleep 0.2
+		hold flock-sh f.bf
+		held f.bf
+		# Its stderr outside the directory, which must hold nothing new.
 		if [ "$how" = root ]; then
-			without_proc bloom create -f -n 1000000 --seed 2 f.bf &
+			without_proc bloom create -f -n 1000000 --seed 2 f.bf \
+			    2>"$BATS_TEST_TMPDIR.err" &
 		else
 			without_proc "${drop_caps[@]}" bloom create -f \
-			    -n 1000000 --seed 2 f.bf &
+			    -n 1000000 --seed 2 f.bf 2>"$BATS_TEST_TMPDIR.err" &
 		fi
 		local create=$!
-		sleep 0.6
+		pids+=("$create")
+		# Killed once it says it waits for the lock: its new file made.
+		within 60 grep -q 'waiting for a lock' "$BATS_TEST_TMPDIR.err"
 		kill -TERM "$create"
 		wait "$create" || true
-		wait
+		release f.bf
+		pids=()
+		rm -f "$BATS_TEST_TMPDIR.err"
 		echo "$how: $(entries | tr '\n' ' ')"
 		cmp f.bf before
 		[ "$(entries | tr '\n' ' ')" = "before f.bf " ]
