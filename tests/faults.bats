@@ -84,15 +84,15 @@ evict() {
 	EOF
 }
 
-# wait_mapped PID FILE: waits until process PID has FILE mapped.
+# wait_mapped PID FILE: waits up to 60 s until process PID has FILE mapped.
 wait_mapped() {
 	local i
 
-	for i in $(seq 500); do
+	for i in $(seq 1200); do
 		grep -q "$2" "/proc/$1/maps" 2>/dev/null && return 0
-		sleep 0.01
+		sleep 0.05
 	done
-	echo "process $1 never mapped $2" >&2
+	echo "after 60 s process $1 has no $2 mapped" >&2
 	return 1
 }
 
@@ -440,9 +440,10 @@ segment_state() {
 	[ "$output" = 1000 ]
 	LD_PRELOAD="$PWD/pause_merge.so" bloom merge t.bf s.bf 2>merge.err &
 	local merge=$!
-	for i in $(seq 500); do
+	# Up to 60 s for merge to start and pause.
+	for i in $(seq 1200); do
 		[ -e paused ] && break
-		sleep 0.01
+		sleep 0.05
 	done
 	[ -e paused ]
 	# Forgets generation 0 while the merge is under way.

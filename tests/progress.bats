@@ -5,6 +5,21 @@ bats_require_minimum_version 1.5.0
 
 load helpers
 
+# Stops what a test left running in the background, however it ended (a
+# reader waiting for the file sent goes on), then drops the claim tables of
+# its filters as helpers.bash does.
+teardown() {
+	touch "$BATS_TEST_TMPDIR/sent"
+	jobs -p | xargs -r kill -9 2>/dev/null || true
+	wait 2>/dev/null || true
+	drop_claim_tables
+}
+
+# wchar PID: the bytes process PID has passed to write(2) and the like.
+wchar() {
+	sed -n 's/^wchar: //p' "/proc/$1/io" 2>/dev/null
+}
+
 status_re='[0-9]+ lines, [0-9.]+ (B|KiB|MiB|GiB) in [0-9.:]+( s)?, [0-9.]+ (B|KiB|MiB|GiB)/s, [0-9.]+ M lines/s'
 
 @test "--progress leaves stdout alone and ends with a summary on stderr" {
@@ -70,12 +85,24 @@ status_re='[0-9]+ lines, [0-9.]+ (B|KiB|MiB|GiB) in [0-9.:]+( s)?, [0-9.]+ (B|Ki
 	keys 300000 >in
 	big_filter f.bf
 	bloom add f.bf in
-	# The output fills the pipe to a reader that sleeps: bloom is
-	# surely running, with its handler, when SIGUSR1 comes.
-	bloom check --progress f.bf in 2>err > >(sleep 1; cat >/dev/null) &
+	# The output fills the pipe to a reader that reads only once the
+	# signal is sent (or after 60 s): bloom cannot end before it.  Once
+	# bloom has written output it is streaming, with its handler set.
+	bloom check --progress f.bf in 2>err > >(
+		for _ in $(seq 1200); do
+			[ -e sent ] && break
+			sleep 0.05
+		done
+		cat >/dev/null) &
 	pid=$!
-	sleep 0.5
+	for _ in $(seq 1200); do
+		[ "$(wchar "$pid")" -gt 0 ] 2>/dev/null && break
+		sleep 0.05
+	done
+	echo "bloom has written $(wchar "$pid") bytes"
+	[ "$(wchar "$pid")" -gt 0 ]
 	kill -USR1 "$pid"
+	touch sent
 	wait "$pid"
 	cat err
 	[ "$(wc -l <err)" -eq 2 ]

@@ -6,6 +6,57 @@ bats_require_minimum_version 1.5.0
 load helpers
 bats_require_minimum_version 1.5.0
 
+# Stops what a test left running in the background, however it ended,
+# then drops the claim tables of its filters as helpers.bash does.
+teardown() {
+	jobs -p | xargs -r kill -9 2>/dev/null || true
+	wait 2>/dev/null || true
+	drop_claim_tables
+}
+
+# wait_flock PID FILE: waits up to 60 s until process PID holds a flock(2)
+# on FILE, as /proc/locks lists it: by the device and inode of FILE.
+wait_flock() {
+	local dev ino i
+
+	dev=$((0x$(stat -c %D "$2"))) && ino=$(stat -c %i "$2") || return 1
+	# /proc/locks writes MAJOR:MINOR:INODE, the numbers of the device in hex.
+	dev=$(printf '%02x:%02x' $(((dev >> 8) & 0xfff)) \
+		$(((dev & 0xff) | ((dev >> 12) & 0xfff00))))
+	for i in $(seq 1200); do
+		grep -Eq "^[0-9]+: FLOCK +ADVISORY +(READ|WRITE) +$1 $dev:$ino " \
+			/proc/locks && return 0
+		sleep 0.05
+	done
+	echo "after 60 s process $1 holds no flock on $2:" >&2
+	cat /proc/locks >&2
+	return 1
+}
+
+# wait_grep FILE TEXT: waits up to 60 s until FILE holds the string TEXT.
+wait_grep() {
+	local i
+
+	for i in $(seq 1200); do
+		grep -qF -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "after 60 s $1 holds no '$2': '$(cat "$1" 2>&1)'" >&2
+	return 1
+}
+
+# wait_mapped PID FILE: waits up to 60 s until process PID has FILE mapped.
+wait_mapped() {
+	local i
+
+	for i in $(seq 1200); do
+		grep -qF -- "$2" "/proc/$1/maps" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "after 60 s process $1 has no $2 mapped" >&2
+	return 1
+}
+
 @test "8 concurrent adders of disjoint sets lose no key (5 rounds)" {
 	local round i
 	for i in 1 2 3 4 5 6 7 8; do
@@ -211,15 +262,17 @@ within_capacity() {
 	local add=$!
 	exec 5>feed
 	echo first >&5
-	sleep 0.3
-	bloom create -f -n 1000 --seed 2 f.bf 5>&- &
+	wait_flock "$add" f.bf
+	bloom create -f -n 1000 --seed 2 f.bf 5>&- 2>err &
 	local create=$!
-	sleep 0.5
-	# The add holds its shared lock: create -f must still be waiting.
+	# The add holds its shared lock: create -f must still be waiting,
+	# and says so after a second.
+	wait_grep err "waiting for a lock"
 	kill -0 "$create"
 	exec 5>&-
 	wait "$add"
 	wait "$create"
+	[ "$(cat err)" = "bloom: f.bf: waiting for a lock: another process has the filter open, and create -f replaces it only once nothing uses it" ]
 	run bloom stats f.bf
 	[[ "$output" == *"seed: 2"* ]]
 	[[ "$output" == *"inserted: 0"* ]]
@@ -232,17 +285,17 @@ within_capacity() {
 	bloom add f.bf <feed &
 	local add=$!
 	exec 5>feed
-	sleep 0.2
-	bloom create -f -n 1000000 --seed 2 f.bf 5>&- &
+	wait_flock "$add" f.bf
+	bloom create -f -n 1000000 --seed 2 f.bf 5>&- 2>err &
 	local create=$!
-	sleep 0.5
+	wait_grep err "waiting for a lock"
 	kill -TERM "$create"
 	wait "$create" || true
 	exec 5>&-
 	wait "$add"
 	cmp f.bf before
 	run ls -A
-	[ "$output" = "$(printf 'before\nf.bf\nfeed')" ]
+	[ "$output" = "$(printf 'before\nerr\nf.bf\nfeed')" ]
 }
 
 @test "a filter truncated while mapped: message and exit 2, no crash" {
@@ -252,7 +305,7 @@ within_capacity() {
 	local pid=$!
 	exec 5>feed
 	echo warmup >&5
-	sleep 0.3
+	wait_mapped "$pid" f.bf
 	truncate -s 4096 f.bf
 	# check dies of the truncation mid-stream, so this write may fail.
 	keys 200000 >&5 || true

@@ -9,14 +9,14 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-# Waits up to 5 s for FILE to hold exactly the bytes of the string TEXT.
+# Waits up to 60 s for FILE to hold exactly the bytes of the string TEXT.
 wait_for() {
 	local i
-	for i in $(seq 100); do
+	for i in $(seq 1200); do
 		[ "$(cat "$1")" = "$2" ] && return 0
 		sleep 0.05
 	done
-	echo "after 5 s $1 holds '$(cat "$1")', not '$2'"
+	echo "after 60 s $1 holds '$(cat "$1")', not '$2'"
 	return 1
 }
 
@@ -198,7 +198,7 @@ random_urls() {
 
 # Runs "$@" with its standard input a pipe of 1 MiB holding 70000 empty
 # lines and then "y", and the pipe left open; prints the exit status, or
-# "waiting" if the command has not ended 5 s later.
+# "waiting" if the command has not ended 60 s later.
 feed_and_hold() {
 	python3 - "$@" <<'PY'
 import fcntl, os, subprocess, sys, time
@@ -207,7 +207,7 @@ fcntl.fcntl(w, 1031, 1 << 20)  # F_SETPIPE_SZ: one read takes it all
 p = subprocess.Popen(sys.argv[1:], stdin=r)
 os.close(r)
 os.write(w, b'\n' * 70000 + b'y\n')
-for i in range(100):
+for i in range(1200):
     if p.poll() is not None:
         break
     time.sleep(0.05)
