@@ -14,15 +14,33 @@ json_check() {
 '"$1"
 }
 
-# until_traced FILE PATTERN: waits until strace has written PATTERN to FILE.
+# until_traced FILE PATTERN: waits until strace has written PATTERN to FILE,
+# 60 s at most (a loaded machine, bloom built with AddressSanitizer).
 until_traced() {
 	local i
 
-	for i in $(seq 1 200); do
+	for i in $(seq 1 1200); do
 		grep -q "$2" "$1" 2>/dev/null && return 0
 		sleep 0.05
 	done
+	echo "after 60 s, no '$2' in $1"
 	return 1
+}
+
+# A test that stops a traced bloom ($stopped, under strace $tracer) ends
+# both, whether it passed or failed.
+teardown() {
+	if [ -n "${stopped:-}" ]; then
+		kill -9 "$stopped" 2>/dev/null || true
+	fi
+	if [ -n "${tracer:-}" ]; then
+		# shellcheck disable=SC2046 # its children's PIDs, if any
+		kill -9 $(cat "/proc/$tracer/task/$tracer/children" 2>/dev/null) \
+			2>/dev/null || true
+		kill -9 "$tracer" 2>/dev/null || true
+		wait "$tracer" 2>/dev/null || true
+	fi
+	drop_claim_tables
 }
 
 @test "grow: 40 times the first capacity, nothing new is lost" {
@@ -152,17 +170,27 @@ until_traced() {
 	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 	bloom create --grow --seed 1 -n 1000 -p 0.01 g.bf
 	keys 1000 | bloom add g.bf
-	# stats reads the header slowly, after it has opened the file; an
-	# add grows the filter meanwhile.
-	strace -o trace -e trace=openat,pread64 \
-		-e inject=pread64:delay_enter=500000 \
+	# stats is stopped once it has opened the file and taken its shared
+	# lock (SIGSTOP on its first flock, delivered as that call returns),
+	# before it reads the header; an add grows the filter meanwhile, and
+	# only then does stats go on.
+	strace -o trace -e trace=openat,flock,pread64 \
+		-e inject=flock:signal=SIGSTOP:when=1 \
 		bloom stats g.bf >out 2>err &
-	pid=$!
-	until_traced trace 'openat(.*"g.bf"'
+	tracer=$!
+	until_traced trace 'stopped by SIGSTOP'
+	stopped=$(cat "/proc/$tracer/task/$tracer/children")
+	stopped=${stopped% }
+	# Stopped with g.bf open, its header not yet read.
+	grep -q 'openat(.*"g.bf"' trace
+	[ "$(sed -n '/"g\.bf"/,$p' trace | grep -c '^pread64')" = 0 ]
 	keys 2000 more- | bloom add g.bf
+	kill -CONT "$stopped"
 	status=0
-	wait $pid || status=$?
-	cat err
+	wait "$tracer" || status=$?
+	stopped=
+	tracer=
+	cat trace err
 	[ "$status" -eq 0 ]
 	[ "$(cat err)" = "" ]
 	[ "$(sed -n 's/^segments: //p' out)" = 2 ]
@@ -243,14 +271,17 @@ usage: bloom rotate filter" rotate
 	command -v strace >/dev/null || skip "strace not found: install strace"
 	# LeakSanitizer cannot run under ptrace (make check SANITIZE=1).
 	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
-	# Generations of 1/63 s; each fdatasync takes 20 ms, as on a slow
-	# disk: the clock has gone on by the time a rotation ends.
-	bloom create --generations 64 --window 1s --seed 1 -n 100000 w.bf
+	# Generations of 8/63 s; each fdatasync takes 160 ms, as on a slow
+	# disk: the clock has gone on by the time a rotation ends.  (The add
+	# makes some 60 of them: about 10 s.)
+	bloom create --generations 64 --window 8s --seed 1 -n 100000 w.bf
 	keys 3000 >in
-	run timeout 30 strace -f -o /dev/null -e trace=fdatasync \
-		-e inject=fdatasync:delay_enter=20000 bloom add w.bf in
+	run timeout 120 strace -f -o /dev/null -e trace=fdatasync \
+		-e inject=fdatasync:delay_enter=160000 bloom add w.bf in
 	[ "$status" -eq 0 ]
-	# The last lines are in a generation still live.
+	# The last lines are in a generation still live: for the 8 s of the
+	# window from the add's end, room for this check to start on a
+	# loaded machine.
 	run -0 bloom check -c w.bf <(tail -n 20 in)
 	[ "$output" = 20 ]
 }
@@ -404,16 +435,29 @@ usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
 }
 
 @test "window: merge by time takes a target or source idle since a generation began" {
-	# Three generations of 2 s.  The target and one source are idle
+	need_xxhsum
+	# Three generations of an hour.  The target and one source are idle
 	# while the clock starts generation 1: both at generation 1, as
 	# stats says, and merged as such.
-	bloom create --generations 3 --window 4s --seed 1 -n 1000 -p 0.01 t.bf
+	bloom create --generations 3 --window 2h --seed 1 -n 1000 -p 0.01 t.bf
 	bloom create --like t.bf old.bf
 	bloom create --like t.bf new.bf
 	keys 50 old- >old
 	keys 50 new- >new
 	bloom add old.bf old
-	sleep 2.2
+	# Rather than wait an hour, the three (which share a creation time,
+	# as merge wants) are set back to have been made an hour less 1.5 s
+	# ago: header bytes 80-87, ms since 1970, little-endian, then the
+	# header's checksum made anew.  Generation 1 begins 1.5 s from now
+	# and lasts an hour, however slowly what follows runs.
+	begins=$(($(date +%s%3N) + 1500))
+	for f in t.bf old.bf new.bf; do
+		put "$f" 80 "$(le 8 $((begins - 3600000)))"
+		put "$f" 128 "$(xxh3_at "$f" 0 128 0)"
+	done
+	until [ "$(date +%s%3N)" -gt $((begins + 200)) ]; do
+		sleep 0.05
+	done
 	bloom add new.bf new
 	[ "$(json t.bf 'd["generation"]')" = 1 ]
 	[ "$(json old.bf 'd["generation"]')" = 1 ]
