@@ -34,7 +34,7 @@
 
 #define PAGE_GUESS	4096	/* bytes in a page, for heuristics */
 #define PREFAULT_SHARE	16	/* prefault after pages / this lookups */
-#define POPULATE_WRITES	2	/* and make an apbf window's pages writable
+#define POPULATE_WRITES	1	/* and make an apbf window's pages writable
 				 * after this many lookups a page */
 #define HEAD_READ	8192	/* bytes read to parse: header and table */
 #define BLOOM_CHUNK	(1 << 16)	/* keys a line-by-line pass works on
@@ -60,7 +60,7 @@ _Static_assert(HEAD_READ >= V2_HEADER_SIZE + SEGMENTS_MAX * SLOT_SIZE,
 /* Counts n more lookups, and prefaults once they reach PREFAULT_SHARE of
  * the pages; an age-partitioned window's array is made writable only
  * once they are POPULATE_WRITES times the pages, as that makes every page
- * dirty: by then the adds have touched most of them. */
+ * dirty: by then the adds have touched most of them (1 - 1/e). */
 static inline void
 note_lookups(struct bloom *b, size_t n)
 {
@@ -167,8 +167,9 @@ bloom_open(struct bloom **bp, const char *path, int writable,
 	if ((s = segments_map(b)) != BLOOM_OK ||
 	    (s = segments_refresh(b)) != BLOOM_OK)
 		goto fail;
-	for (i = 0; i < b->nmapped; i++)
-		total += b->seg[i].info.nblocks * BLOCK_BYTES;
+	for (i = 0; i < b->nmapped; i++)	/* a window's one apbf array once */
+		if (b->seg[i].apbf.bits == NULL || b->seg[i].map != NULL)
+			total += b->seg[i].info.nblocks * BLOCK_BYTES;
 	b->prefault_at = total / PAGE_GUESS / PREFAULT_SHARE;
 	b->populate_at = total / PAGE_GUESS * POPULATE_WRITES;
 	if (!memory_fits(total))

@@ -258,38 +258,44 @@ apbf_test(const struct apbf_view *v, const uint64_t *hashes,
 }
 
 /* Sets the key's bit in the k newest slots of its group; returns 1 if
- * one was clear.  Draws only the SplitMix64 words of those slots. */
+ * one was clear.  Draws only the SplitMix64 words of those slots.  A key
+ * whose bits are all set stores nothing, as the blocked layout's adds:
+ * lines seen again in their generation leave a page they alone touch
+ * clean (unless the adds were many enough to make every page writable up
+ * front).  One branch a key, not one a bit, which cost a mispredict for
+ * bits set by chance. */
 static inline int
 set_key(const struct apbf_view *v, uint64_t h, int alone)
 {
-	uint64_t *grp = group_of(v, h), raw = 0, piece, bit, word;
-	unsigned j, a, pos;
-	int fresh = 0;
+	uint64_t *grp = group_of(v, h), raw = 0, piece, bit[APBF_K_MAX];
+	uint64_t clear = 0;
+	unsigned j, a, pos, word[APBF_K_MAX];
 
 	for (a = 0, j = v->newest; a < v->hashes; a++) {
 		if (a == 0 || j % 4 == 0)
 			raw = splitmix(h + SPLITMIX_GAMMA * (j / 4 + 1));
 		piece = (raw >> (16 * (j % 4))) & 0xffff;
 		pos = j * v->width + (unsigned)((piece * v->width) >> 16);
-		bit = le64((uint64_t)1 << (pos % 64));
-		word = __atomic_load_n(&grp[pos / 64], __ATOMIC_RELAXED);
-		/* A bit already set is not stored again, as the blocked
-		 * layout's adds do: lines seen again in their generation
-		 * leave a page they alone touch clean (unless the adds were
-		 * many enough to make every page writable up front). */
-		if (word & bit)
-			;
-		else if (alone)
-			__atomic_store_n(&grp[pos / 64], word | bit,
-			    __ATOMIC_RELAXED);
-		else
-			__atomic_fetch_or(&grp[pos / 64], bit,
-			    __ATOMIC_RELAXED);
-		fresh |= !(word & bit);
+		word[a] = pos / 64;
+		bit[a] = le64((uint64_t)1 << (pos % 64));
+		clear |= bit[a] & ~__atomic_load_n(&grp[word[a]],
+		    __ATOMIC_RELAXED);
 		if (++j == v->slots)
 			j = 0;
 	}
-	return fresh;
+	if (clear == 0)
+		return 0;
+	for (a = 0; a < v->hashes; a++) {
+		if (alone)
+			__atomic_store_n(&grp[word[a]], __atomic_load_n(
+			    &grp[word[a]], __ATOMIC_RELAXED) | bit[a],
+			    __ATOMIC_RELAXED);
+		else if (!(__atomic_load_n(&grp[word[a]], __ATOMIC_RELAXED) &
+		    bit[a]))
+			__atomic_fetch_or(&grp[word[a]], bit[a],
+			    __ATOMIC_RELAXED);
+	}
+	return 1;
 }
 
 /* The blocks of a group (bit 0 the first, bit 1 the second) that the k

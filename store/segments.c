@@ -261,8 +261,9 @@ segments_prefault(struct bloom *b)
 		prefault_range(b->head, b->head_size);
 		return;
 	}
-	for (i = 0; i < b->nmapped; i++)
-		if (b->seg[i].map != NULL)
+	for (i = 0; i < b->nmapped; i++)	/* see segments.h */
+		if (b->seg[i].map != NULL && (!b->writable ||
+		    b->seg[i].apbf.bits == NULL))
 			prefault_range(b->seg[i].map, b->seg[i].map_size);
 }
 
@@ -272,9 +273,8 @@ segments_prefault_writes(struct bloom *b)
 	b->populated = 1;
 #ifdef MADV_POPULATE_WRITE
 	if (b->writable && b->hdr.version != FORMAT_V1 && b->nmapped > 0 &&
-	    b->seg[0].apbf.bits != NULL && b->seg[0].map != NULL)
-		madvise(b->seg[0].map, b->seg[0].map_size,
-		    MADV_POPULATE_WRITE);
+	    b->seg[0].apbf.bits != NULL)	/* and so seg[0].map */
+		madvise(b->seg[0].map, b->seg[0].map_size, MADV_POPULATE_WRITE);
 #endif
 }
 

@@ -35,7 +35,11 @@ int segments_map(struct bloom *b);
 void segments_unmap(struct bloom *b);
 
 /* Maps every page of b's segments (or of a version 1 file) into the
- * process ahead of its lookups, and notes it in b->prefaulted. */
+ * process ahead of its lookups, and notes it in b->prefaulted.  Not the
+ * array of an age-partitioned window that adds write: mapped to read,
+ * each page would fault again to be written, even when made writable all
+ * at once (segments_prefault_writes), which maps a whole folio a fault
+ * where nothing is mapped yet. */
 void segments_prefault(struct bloom *b);
 
 /* Maps every page of an age-partitioned window's array (mapped with
