@@ -309,6 +309,22 @@ drop_claim_tables() {
 	return 0
 }
 
+# within SECONDS COMMAND...: runs COMMAND every 50 ms until it succeeds;
+# fails, saying what it waited for, if it has not after SECONDS.  Waits
+# for a state, not for a time: a loaded machine only takes longer.
+within() {
+	local end=$(($(date +%s) + $1))
+
+	shift
+	until "$@"; do
+		if [ "$(date +%s)" -ge "$end" ]; then
+			echo "still not so after the deadline: $*" >&2
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
 teardown() {
 	drop_claim_tables
 }

@@ -45,22 +45,6 @@ teardown() {
 	drop_claim_tables
 }
 
-# within SECONDS COMMAND...: runs COMMAND every 50 ms until it succeeds;
-# fails, saying what it waited for, if it has not after SECONDS.  Waits
-# for a state, not for a time: a loaded machine only takes longer.
-within() {
-	local end=$(($(date +%s) + $1))
-
-	shift
-	until "$@"; do
-		if [ "$(date +%s)" -ge "$end" ]; then
-			echo "still not so after the deadline: $*" >&2
-			return 1
-		fi
-		sleep 0.05
-	done
-}
-
 # Prints the time in milliseconds since the epoch.
 now_ms() {
 	date +%s%3N
@@ -595,9 +579,10 @@ release() {
 	wait "$check"
 	[ "$(cat out)" = key ]
 	[ "$(cat err)" = "bloom: f.bf: waiting for a lock: another process holds the filter exclusively (a create -f replacing it, an adder alone with it, or any process that may open it)" ]
-	# Told on the 100th try, 10 ms apart (store/locks.c): after 99 sleeps,
-	# 990 ms at least; t0 and t1 bracket the wait.
-	[ "$((t1 - t0))" -ge 990 ]
+	# Told once the wait has lasted a second by the monotonic clock
+	# (store/locks.c); t0 and t1 bracket the wait, each read to the
+	# millisecond below.
+	[ "$((t1 - t0))" -ge 999 ]
 	# Not a word when the wait is short.
 	hold flock-ex f.bf 0.3
 	held f.bf
@@ -630,7 +615,7 @@ release() {
 	wait "$add"
 	[ "$(cat out)" = other ]
 	[ "$(cat err)" = "bloom: f.bf: waiting for a lock: another process holds the filter exclusively (a create -f replacing it, an adder alone with it, or any process that may open it)" ]
-	# Told on the 1000th try, 1 ms apart: after 999 ms at least.
+	# Told once the wait has lasted a second, as above.
 	[ "$((t1 - t0))" -ge 999 ]
 	pids=()
 }
@@ -721,8 +706,8 @@ flocked() {
 	pids=()
 	[ "$(cat err)" = "bloom: f.bf: waiting for a lock: another process has the filter open, and create -f replaces it only once nothing uses it" ]
 	[ "$(stats_field seed f.bf)" = 2 ]
-	# Told on the 100th try, 10 ms apart: after 990 ms at least.
-	[ "$((t1 - t0))" -ge 990 ]
+	# Told once the wait has lasted a second, as above.
+	[ "$((t1 - t0))" -ge 999 ]
 }
 
 # Runs "$@" in a mount namespace where /proc is an empty tmpfs, as in a

@@ -17,44 +17,26 @@ teardown() {
 # wait_flock PID FILE: waits up to 60 s until process PID holds a flock(2)
 # on FILE, as /proc/locks lists it: by the device and inode of FILE.
 wait_flock() {
-	local dev ino i
+	local dev ino
 
 	dev=$((0x$(stat -c %D "$2"))) && ino=$(stat -c %i "$2") || return 1
 	# /proc/locks writes MAJOR:MINOR:INODE, the numbers of the device in hex.
 	dev=$(printf '%02x:%02x' $(((dev >> 8) & 0xfff)) \
 		$(((dev & 0xff) | ((dev >> 12) & 0xfff00))))
-	for i in $(seq 1200); do
-		grep -Eq "^[0-9]+: FLOCK +ADVISORY +(READ|WRITE) +$1 $dev:$ino " \
-			/proc/locks && return 0
-		sleep 0.05
-	done
-	echo "after 60 s process $1 holds no flock on $2:" >&2
-	cat /proc/locks >&2
-	return 1
+	within 60 grep -Eq \
+		"^[0-9]+: FLOCK +ADVISORY +(READ|WRITE) +$1 $dev:$ino " /proc/locks ||
+		{ cat /proc/locks >&2; return 1; }
 }
 
 # wait_grep FILE TEXT: waits up to 60 s until FILE holds the string TEXT.
 wait_grep() {
-	local i
-
-	for i in $(seq 1200); do
-		grep -qF -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	echo "after 60 s $1 holds no '$2': '$(cat "$1" 2>&1)'" >&2
-	return 1
+	within 60 grep -qsF -- "$2" "$1" ||
+		{ echo "$1 holds: '$(cat "$1" 2>&1)'" >&2; return 1; }
 }
 
 # wait_mapped PID FILE: waits up to 60 s until process PID has FILE mapped.
 wait_mapped() {
-	local i
-
-	for i in $(seq 1200); do
-		grep -qF -- "$2" "/proc/$1/maps" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	echo "after 60 s process $1 has no $2 mapped" >&2
-	return 1
+	within 60 grep -qsF -- "$2" "/proc/$1/maps"
 }
 
 @test "8 concurrent adders of disjoint sets lose no key (5 rounds)" {
