@@ -125,11 +125,11 @@ stalled_reader() {
 
 @test "a signal ends add --new and check whose pipe's reader takes nothing, between two lines" {
 	keys 300000 >in
-	bloom create -n 1000000 -p 1e-6 full.bf
+	bloom create -n 1000000 -p 1e-6 --seed 42 full.bf
 	bloom add full.bf in
 	for args in "check full.bf" "add --new f.bf"; do
 		rm -f f.bf
-		bloom create -n 1000000 -p 1e-6 f.bf
+		bloom create -n 1000000 -p 1e-6 --seed 42 f.bf
 		stalled_reader $args
 		echo "$args: status $(cat status), $(wc -l <out) lines out after $(cat waited) tenths"
 		[ "$(cat status)" -eq 124 ]
