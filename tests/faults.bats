@@ -402,7 +402,8 @@ segment_state() {
 
 @test "merge into a window while it rotates brings no expired generation back" {
 	# Makes merge pause as it starts ORing its first segment (bits_or's
-	# madvise MADV_SEQUENTIAL), after its checks, saying so in a file.
+	# madvise MADV_SEQUENTIAL), after its checks, saying so in a file,
+	# until a file "go" exists (up to 60 s).
 	shim pause_merge <<-'EOF'
 	#define _GNU_SOURCE
 	#include <sys/mman.h>
@@ -420,7 +421,8 @@ segment_state() {
 		if (advice == MADV_SEQUENTIAL && !paused) {
 			paused = 1;
 			close(open("paused", O_WRONLY | O_CREAT, 0644));
-			sleep(2);
+			while (paused++ < 600 && access("go", F_OK) != 0)
+				usleep(100000);
 		}
 		return real(addr, len, advice);
 	}
@@ -446,11 +448,17 @@ segment_state() {
 		sleep 0.05
 	done
 	[ -e paused ]
-	# Forgets generation 0 while the merge is under way.
-	run bloom rotate t.bf
-	echo "rotate: status $status, $output"
-	[ "$status" -eq 0 ]
+	# Forgets generation 0 while the merge is under way: the rotation
+	# waits for the merge, which goes on only once it does.
+	bloom rotate t.bf >rotate.out 2>rotate.err &
+	local rotate=$!
+	within 60 grep -q 'waiting for a lock' rotate.err
+	touch go
 	local st=0
+	wait "$rotate" || st=$?
+	echo "rotate: status $st, $(cat rotate.out rotate.err)"
+	[ "$st" -eq 0 ]
+	st=0
 	wait "$merge" || st=$?
 	echo "merge: status $st, $(cat merge.err)"
 	[ "$st" -eq 0 ]

@@ -537,14 +537,17 @@ big_line() {
 # hold KIND FILE [SECONDS]: takes a lock on FILE in the background and
 # holds it until FILE.release exists, or for SECONDS (default 60) from when
 # it has it; FILE.held says it has it (see held).  KIND is flock-sh or
-# flock-ex (flock(2), as bloom's readers and create -f take it) or alone
-# (byte 2^62 exclusively, as an adder alone with the filter holds it).
+# flock-ex (flock(2), as bloom's readers and create -f take it), alone
+# (byte 2^62 exclusively, as an adder alone with the filter holds it) or
+# byte0 (byte 0 exclusively, as a growth or a rotation holds it).
 hold() {
 	python3 -c 'import fcntl, os, sys, time
 kind, path = sys.argv[1], sys.argv[2]
 fd = os.open(path, os.O_RDWR)
 if kind == "alone":
     fcntl.lockf(fd, fcntl.LOCK_EX, 1, 1 << 62)
+elif kind == "byte0":
+    fcntl.lockf(fd, fcntl.LOCK_EX, 1, 0)
 else:
     fcntl.flock(fd, fcntl.LOCK_SH if kind == "flock-sh" else fcntl.LOCK_EX)
 open(path + ".held", "w").close()
@@ -620,60 +623,61 @@ release() {
 	pids=()
 }
 
-# hold_byte FILE SECONDS: holds a write lock on byte 0 of FILE, the one
-# a growth or a rotation holds, for SECONDS from when it has it; FILE.held
-# says it has it (see held).
-hold_byte() {
-	python3 -c 'import fcntl, os, sys, time
-fd = os.open(sys.argv[1], os.O_RDWR)
-fcntl.lockf(fd, fcntl.LOCK_EX, 1, 0)
-open(sys.argv[1] + ".held", "w").close()
-time.sleep(float(sys.argv[2]))' "$@"
-}
-
 # held FILE: waits (up to a minute: an interpreter starts slowly on a
-# loaded machine) until hold_byte holds FILE's lock.
+# loaded machine) until hold holds FILE's lock.
 held() {
 	local i
 	for ((i = 0; i < 600; i++)); do
 		[ -e "$1.held" ] && { rm -f "$1.held"; return 0; }
 		sleep 0.1
 	done
-	echo "hold_byte never took $1's lock" >&2
+	echo "hold never took $1's lock" >&2
 	return 1
+}
+
+# told_after_byte0 FILE ARGS...: holds byte 0 of FILE as a growth or a
+# rotation does, runs bloom ARGS in the background until it says it waits,
+# lets go, and checks that bloom ends with status 0, having said so once.
+told_after_byte0() {
+	local f=$1 pid t0 t1
+
+	shift
+	hold byte0 "$f"
+	held "$f"
+	t0=$(now_ms)
+	bloom "$@" >out 2>err &
+	pid=$!
+	pids+=("$pid")
+	within 60 grep -q 'waiting for a lock' err
+	t1=$(now_ms)
+	release "$f"
+	wait "$pid"
+	[ "$(cat err)" = "bloom: $f: waiting for a lock: another process is adding a segment to the filter or rotating its generations" ]
+	# Told once the wait has lasted a second, as above.
+	[ "$((t1 - t0))" -ge 999 ]
 }
 
 @test "a writer kept waiting by a growth or rotation says so after a second" {
 	bloom create --generations 3 --window 1h -n 1000 w.bf
 	bloom create --grow -n 10 g.bf
-	hold_byte w.bf 3 &
-	held w.bf
-	run -0 --separate-stderr bloom add w.bf <<<key
-	[ "$stderr" = "bloom: w.bf: waiting for a lock: another process is adding a segment to the filter or rotating its generations" ]
-	wait
-	row 0 key '' check w.bf <<<key
+	echo key >key
+	told_after_byte0 w.bf add w.bf key
+	row 0 key '' check w.bf key
 	# Said once, however many waits; rotate waits alike.
-	hold_byte w.bf 3 &
-	held w.bf
-	run -0 --separate-stderr bloom rotate w.bf
-	[ "$stderr" = "bloom: w.bf: waiting for a lock: another process is adding a segment to the filter or rotating its generations" ]
-	wait
+	told_after_byte0 w.bf rotate w.bf
 	# An add that must grow the filter waits for the one growing it.
 	keys 10 >in
 	bloom add g.bf in
-	hold_byte g.bf 3 &
-	held g.bf
 	keys 30 more >in2
-	run -0 --separate-stderr bloom add g.bf in2
-	[ "$stderr" = "bloom: g.bf: waiting for a lock: another process is adding a segment to the filter or rotating its generations" ]
-	wait
+	told_after_byte0 g.bf add g.bf in2
 	row 1 '' '' check -v g.bf in in2
 	# Not a word when the wait is short.
-	hold_byte w.bf 0.3 &
+	hold byte0 w.bf 0.3
 	held w.bf
 	run -0 --separate-stderr bloom add w.bf <<<other
 	[ "$stderr" = "" ]
-	wait
+	wait "$holder"
+	pids=()
 }
 
 # flocked PID FILE: true once process PID holds a flock(2) lock on FILE

@@ -64,12 +64,9 @@ status_re='[0-9]+ lines, [0-9.]+ (B|KiB|MiB|GiB) in [0-9.:]+( s)?, [0-9.]+ (B|Ki
 	pid=$!
 	exec 5>in
 	echo a >&5
-	# Wait until bloom has read the first line and set up its handler.
-	for i in $(seq 100); do
-		[ -s out ] && break
-		sleep 0.05
-	done
-	sleep 0.2
+	# Wait until bloom has written the first line: its handler is set up
+	# before it reads (cli/cmd_stream.c, start_progress).
+	within 60 test -s out
 	kill -USR1 "$pid"
 	sleep 0.2
 	echo b >&5
