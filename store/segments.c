@@ -232,12 +232,17 @@ segments_unmap(struct bloom *b)
  * cache that costs a fraction of a second for gigabytes, against a fault
  * per page otherwise, some ten times more for each page touched; so it is
  * done up front for a full scan and, for lookups, once they are many
- * enough to touch a good share of the pages (bloom.c).  Advice only:
- * failure changes nothing but speed.
+ * enough to touch a good share of the pages (bloom.c).  Writable if
+ * write, where the kernel can (5.14 on).  Advice only: failure changes
+ * nothing but speed.
  */
 static void
-prefault_range(void *map, size_t size)
+prefault_range(void *map, size_t size, int write)
 {
+#ifdef MADV_POPULATE_WRITE
+	if (write && madvise(map, size, MADV_POPULATE_WRITE) == 0)
+		return;
+#endif
 #ifdef MADV_POPULATE_READ
 	if (madvise(map, size, MADV_POPULATE_READ) == 0)
 		return;
@@ -248,7 +253,7 @@ prefault_range(void *map, size_t size)
 void
 segments_prefault_one(const struct segment *s)
 {
-	prefault_range(s->map, s->map_size);
+	prefault_range(s->map, s->map_size, 0);
 }
 
 void
@@ -257,25 +262,20 @@ segments_prefault(struct bloom *b)
 	unsigned i;
 
 	b->prefaulted = 1;
-	if (b->hdr.version == FORMAT_V1) {
-		prefault_range(b->head, b->head_size);
-		return;
-	}
+	if (b->hdr.version == FORMAT_V1)	/* its segment has no map */
+		prefault_range(b->head, b->head_size, 0);
 	for (i = 0; i < b->nmapped; i++)	/* see segments.h */
 		if (b->seg[i].map != NULL && (!b->writable ||
 		    b->seg[i].apbf.bits == NULL))
-			prefault_range(b->seg[i].map, b->seg[i].map_size);
+			prefault_range(b->seg[i].map, b->seg[i].map_size, 0);
 }
 
 void
 segments_prefault_writes(struct bloom *b)
 {
 	b->populated = 1;
-#ifdef MADV_POPULATE_WRITE
-	if (b->writable && b->hdr.version != FORMAT_V1 && b->nmapped > 0 &&
-	    b->seg[0].apbf.bits != NULL)	/* and so seg[0].map */
-		madvise(b->seg[0].map, b->seg[0].map_size, MADV_POPULATE_WRITE);
-#endif
+	if (b->writable && b->seg[0].apbf.bits != NULL)	/* its map: the array */
+		prefault_range(b->seg[0].map, b->seg[0].map_size, 1);
 }
 
 /* Maps the segments another process appended since the last look. */
