@@ -565,27 +565,53 @@ release() {
 	rm -f "$1.release"
 }
 
-@test "a command kept waiting for a lock says so after a second" {
-	local t0 t1 check
-	bloom create -n 1000 f.bf
-	echo key | bloom add f.bf
-	hold flock-ex f.bf
-	held f.bf
+# held FILE: waits (up to a minute: an interpreter starts slowly on a
+# loaded machine) until hold holds FILE's lock.
+held() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		[ -e "$1.held" ] && { rm -f "$1.held"; return 0; }
+		sleep 0.1
+	done
+	echo "hold never took $1's lock" >&2
+	return 1
+}
+
+EXCLUSIVE="another process holds the filter exclusively (a create -f replacing it, an adder alone with it, or any process that may open it)"
+GROWING="another process is adding a segment to the filter or rotating its generations"
+
+# told_after KIND FILE REASON ARGS...: holds a lock of KIND on FILE (see
+# hold), runs bloom ARGS in the background, its output to out, until it
+# says it waits, lets go, and checks that bloom ends with status 0, having
+# said only that it waits for REASON, once a second had passed.
+told_after() {
+	local f=$2 why=$3 pid t0 t1
+
+	hold "$1" "$f"
+	held "$f"
+	shift 3
 	t0=$(now_ms)
-	bloom check f.bf <<<key >out 2>err &
-	check=$!
-	pids+=("$check")
+	bloom "$@" >out 2>err &
+	pid=$!
+	pids+=("$pid")
 	within 60 grep -q 'waiting for a lock' err
 	t1=$(now_ms)
 	echo "told after at least $((t1 - t0)) ms"
-	release f.bf
-	wait "$check"
-	[ "$(cat out)" = key ]
-	[ "$(cat err)" = "bloom: f.bf: waiting for a lock: another process holds the filter exclusively (a create -f replacing it, an adder alone with it, or any process that may open it)" ]
+	release "$f"
+	wait "$pid"
+	[ "$(cat err)" = "bloom: $f: waiting for a lock: $why" ]
 	# Told once the wait has lasted a second by the monotonic clock
 	# (store/locks.c); t0 and t1 bracket the wait, each read to the
 	# millisecond below.
 	[ "$((t1 - t0))" -ge 999 ]
+}
+
+@test "a command kept waiting for a lock says so after a second" {
+	bloom create -n 1000 f.bf
+	echo key >key
+	bloom add f.bf key
+	told_after flock-ex f.bf "$EXCLUSIVE" check f.bf key
+	[ "$(cat out)" = key ]
 	# Not a word when the wait is short.
 	hold flock-ex f.bf 0.3
 	held f.bf
@@ -599,7 +625,6 @@ release() {
 # sets bits with plain stores; a writer that opens the filter waits for
 # it, a reader does not.
 @test "an add kept waiting by a writer alone with the filter says so; check is not kept" {
-	local t0 t1 add
 	bloom create -n 1000 f.bf
 	echo key | bloom add f.bf
 	hold alone f.bf
@@ -607,69 +632,26 @@ release() {
 	run -0 --separate-stderr bloom check f.bf <<<key
 	[ "$output" = key ]
 	[ "$stderr" = "" ]
-	t0=$(now_ms)
-	bloom add --new f.bf <<<other >out 2>err &
-	add=$!
-	pids+=("$add")
-	within 60 grep -q 'waiting for a lock' err
-	t1=$(now_ms)
-	echo "told after at least $((t1 - t0)) ms"
 	release f.bf
-	wait "$add"
+	echo other >other
+	told_after alone f.bf "$EXCLUSIVE" add --new f.bf other
 	[ "$(cat out)" = other ]
-	[ "$(cat err)" = "bloom: f.bf: waiting for a lock: another process holds the filter exclusively (a create -f replacing it, an adder alone with it, or any process that may open it)" ]
-	# Told once the wait has lasted a second, as above.
-	[ "$((t1 - t0))" -ge 999 ]
 	pids=()
-}
-
-# held FILE: waits (up to a minute: an interpreter starts slowly on a
-# loaded machine) until hold holds FILE's lock.
-held() {
-	local i
-	for ((i = 0; i < 600; i++)); do
-		[ -e "$1.held" ] && { rm -f "$1.held"; return 0; }
-		sleep 0.1
-	done
-	echo "hold never took $1's lock" >&2
-	return 1
-}
-
-# told_after_byte0 FILE ARGS...: holds byte 0 of FILE as a growth or a
-# rotation does, runs bloom ARGS in the background until it says it waits,
-# lets go, and checks that bloom ends with status 0, having said so once.
-told_after_byte0() {
-	local f=$1 pid t0 t1
-
-	shift
-	hold byte0 "$f"
-	held "$f"
-	t0=$(now_ms)
-	bloom "$@" >out 2>err &
-	pid=$!
-	pids+=("$pid")
-	within 60 grep -q 'waiting for a lock' err
-	t1=$(now_ms)
-	release "$f"
-	wait "$pid"
-	[ "$(cat err)" = "bloom: $f: waiting for a lock: another process is adding a segment to the filter or rotating its generations" ]
-	# Told once the wait has lasted a second, as above.
-	[ "$((t1 - t0))" -ge 999 ]
 }
 
 @test "a writer kept waiting by a growth or rotation says so after a second" {
 	bloom create --generations 3 --window 1h -n 1000 w.bf
 	bloom create --grow -n 10 g.bf
 	echo key >key
-	told_after_byte0 w.bf add w.bf key
+	told_after byte0 w.bf "$GROWING" add w.bf key
 	row 0 key '' check w.bf key
 	# Said once, however many waits; rotate waits alike.
-	told_after_byte0 w.bf rotate w.bf
+	told_after byte0 w.bf "$GROWING" rotate w.bf
 	# An add that must grow the filter waits for the one growing it.
 	keys 10 >in
 	bloom add g.bf in
 	keys 30 more >in2
-	told_after_byte0 g.bf add g.bf in2
+	told_after byte0 g.bf "$GROWING" add g.bf in2
 	row 1 '' '' check -v g.bf in in2
 	# Not a word when the wait is short.
 	hold byte0 w.bf 0.3
