@@ -304,6 +304,14 @@ print_sizing(unsigned gens, double p)
 	s = size_apbf(gens, 1024, p, 1);
 	printf("#  best apbf 1024: k=%u, %u slots of %u bits, %.2f"
 	    " bits/item\n", s.k, s.s, s.w, s.bits);
+	s = size_apbf(gens, 2048, p, 0);
+	printf("#  best apbf 2048: k=%u, %u slots of %u bits, %.2f"
+	    " bits/item\n", s.k, s.s, s.w, s.bits);
+	/* Groups so large that blocking costs nothing: the unblocked
+	 * filter of the paper, the least an APBF of G - 1 slots can take. */
+	s = size_apbf(gens, 1u << 24, p, 0);
+	printf("#  best apbf unblocked (the limit): k=%u, %.2f bits/item\n",
+	    s.k, s.bits);
 }
 
 int
