@@ -76,6 +76,20 @@ is_own_output(int fd)
 	    in.st_ino == out.st_ino;
 }
 
+/* Whether fd is the file of one of the job's filters. */
+static int
+is_filter(const struct engine *job, int fd)
+{
+	unsigned i;
+
+	if (job->all == NULL)
+		return bloom_is_file(job->filter, fd);
+	for (i = 0; i < job->all->n; i++)
+		if (bloom_is_file(job->all->filter[i], fd))
+			return 1;
+	return 0;
+}
+
 /*
  * Runs job over the files (standard input if none).  A file that cannot be
  * read is reported and the others are still processed.  Returns 0, 1 if
@@ -103,9 +117,12 @@ stream_files(struct engine *job, int nfiles, char **files)
 			trouble = 1;
 			continue;
 		}
-		if (writes && is_own_output(fd)) {
-			msg_warn("%s: input file is also the output",
-			    input_name(files[i]));
+		if ((writes && is_own_output(fd)) || is_filter(job, fd)) {
+			/* A filter's own bytes are never lines to add or
+			 * check: a glob or a slip put it among the inputs. */
+			msg_warn("%s: input file is also %s",
+			    input_name(files[i]), is_filter(job, fd) ?
+			    "a filter" : "the output");
 			if (fd != STDIN_FILENO)
 				close(fd);
 			trouble = 1;
@@ -813,9 +830,11 @@ cmd_route(int argc, char **argv)
 			snprintf(name, size, "%s%" PRIu32, prefix, i);
 			/* Truncated only once none is known to be an input. */
 			fd = open(name, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
-			if (fd != -1 && is_input(fd, argc - 1, argv + 1)) {
-				msg_warn("%s: is also an input: refusing to "
-				    "truncate it", name);
+			if (fd != -1 && (is_input(fd, argc - 1, argv + 1) ||
+			    bloom_is_file(filter, fd))) {
+				msg_warn("%s: is also %s: refusing to "
+				    "truncate it", name, bloom_is_file(filter,
+				    fd) ? "the filter" : "an input");
 				close(fd);
 				goto out;
 			}

@@ -97,6 +97,29 @@ abc() {
 	row 2      $'a\nb'  'bloom: d: read error: Is a directory' check f.bf d all
 }
 
+@test "a filter named among the inputs is refused, its bytes not taken for lines" {
+	abc
+	cp f.bf before.bf
+	row 2 '' 'bloom: f.bf: input file is also a filter' add f.bf f.bf
+	row 2 '' 'bloom: (standard input): input file is also a filter' add --new f.bf - <f.bf
+	cmp before.bf f.bf
+	# The other inputs are still read: one line found, one trouble.
+	printf 'a\nzz\n' >in
+	run --separate-stderr bloom check -c f.bf in f.bf
+	[ "$status" -eq 2 ]
+	[ "$output" = in:1 ]
+	[ "$stderr" = 'bloom: f.bf: input file is also a filter' ]
+	# Any of a union's filters, by any name.
+	bloom create -n 100 g.bf
+	ln -s g.bf link.bf
+	run --separate-stderr bloom check -F f.bf -F g.bf in link.bf
+	[ "$status" -eq 2 ]
+	[ "$output" = a ]
+	[ "$stderr" = 'bloom: link.bf: input file is also a filter' ]
+	row 2 '' 'bloom: f.bf: input file is also a filter' route --slices 1 f.bf f.bf
+	cmp before.bf f.bf
+}
+
 @test "an input that is also the output is refused, as grep does, not read forever" {
 	abc
 	big_filter g.bf

@@ -231,6 +231,13 @@ usage: bloom merge filter source ..." merge a.bf
 	[ "$status" -eq 2 ]
 	[ "$stderr" = "bloom: part.3: is also an input: refusing to truncate it" ]
 	cmp in part.2
+	# Nor is the filter routed by: one named as a part is kept whole.
+	cp whole.bf part.1
+	cp whole.bf kept.bf
+	row 2 "" "bloom: part.1: is also the filter: refusing to truncate it" route --slices 4 -o part. part.1 in
+	cmp kept.bf part.1
+	[ "$(cat part.0)" = keep ]
+	rm part.1
 	# Routed again from a copy, the parts are rewritten whole.
 	rm part.3
 	bloom route --slices 4 -o part. whole.bf in
