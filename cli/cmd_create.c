@@ -408,7 +408,6 @@ cmd_create(int argc, char **argv)
 	uint32_t slice = 0, slices = 0, cut = 0;
 	int slice_auto = 0;
 	const char *why;
-	char *end;
 
 	memset(&spec, 0, sizeof spec);
 	spec.mode = MODE_FIXED;
@@ -468,10 +467,8 @@ cmd_create(int argc, char **argv)
 			spec.mode = MODE_GROW;
 			break;
 		case OPT_GROWTH:
-			errno = 0;
-			spec.growth = strtod(optarg, &end);
-			if (errno != 0 || end == optarg || *end != '\0' ||
-			    !(spec.growth >= GROWTH_MIN &&
+			if (parse_decimal(optarg, &spec.growth) == -1 ||
+			    errno != 0 || !(spec.growth >= GROWTH_MIN &&
 			    spec.growth <= GROWTH_MAX))
 				usage_error(CMD_CREATE, "create: --growth takes "
 				    "a factor from %g to %g, not '%s'",

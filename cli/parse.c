@@ -111,18 +111,30 @@ parse_switch(const char *s)
 	return -1;
 }
 
+int
+parse_decimal(const char *s, double *out)
+{
+	char *end;
+
+	/* strtod would also take leading blanks, hexadecimal, inf and
+	 * nan, which no rate or factor is written as. */
+	if (!((*s >= '0' && *s <= '9') || *s == '.') ||
+	    s[strspn(s, "0123456789.eE+-")] != '\0')
+		return -1;
+	errno = 0;
+	*out = strtod(s, &end);
+	return end == s || *end != '\0' ? -1 : 0;
+}
+
 /* Parses a false-positive rate; returns 0, or -1 with *why set to a reason
  * beyond not being a number between 0 and 1, or to "". */
 int
 parse_fpr(const char *s, double *out, const char **why)
 {
-	char *end;
 	double v;
 
 	*why = "";
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || *end != '\0' || !(v > 0.0 && v < 1.0))
+	if (parse_decimal(s, &v) == -1 || !(v > 0.0 && v < 1.0))
 		return -1;
 	if (errno == ERANGE || v < DBL_MIN) {
 		*why = " (too small: the smallest rate is 2.2e-308)";

@@ -27,6 +27,11 @@ int parse_size(const char *s, uint64_t *out);
  * of them. */
 int parse_switch(const char *s);
 
+/* Parses a plain decimal number (digits, a point, an exponent; no sign,
+ * blank, hexadecimal, inf or nan) into *out.  Returns 0, or -1; errno is
+ * ERANGE if it is too large or too small for a double. */
+int parse_decimal(const char *s, double *out);
+
 /* Parses a false-positive rate, from DBL_MIN to FPR_MAX.  Returns 0, or -1
  * with *why set to a reason beyond not being a number between 0 and 1
  * (" (too small...)"), or to "". */

@@ -648,6 +648,8 @@ assert [x["expires"] for x in d["segments"][1:]] == [None, None]
 @test "create -p nan"		{ usage_fails "-p takes a rate between 0 and 1, not 'nan'" -p nan f.bf; }
 @test "create -p inf"		{ usage_fails "-p takes a rate between 0 and 1, not 'inf'" -p inf f.bf; }
 @test "create -p 0.01x"		{ usage_fails "-p takes a rate between 0 and 1, not '0.01x'" -p 0.01x f.bf; }
+@test "create -p 0x0.1"		{ usage_fails "-p takes a rate between 0 and 1, not '0x0.1'" -p 0x0.1 f.bf; }
+@test "create -p ' 0.01'"	{ usage_fails "-p takes a rate between 0 and 1, not ' 0.01'" -p ' 0.01' f.bf; }
 @test "create -p 1e-400"	{ usage_fails "-p takes a rate between 0 and 1, not '1e-400'" -p 1e-400 f.bf; }
 @test "create -s 10"		{ usage_fails "-s takes a size from 64 bytes to 64T, such as 64M, not '10'" -s 10 f.bf; }
 @test "create -s 63"		{ usage_fails "-s takes a size from 64 bytes to 64T, such as 64M, not '63'" -s 63 f.bf; }
@@ -670,6 +672,7 @@ assert [x["expires"] for x in d["segments"][1:]] == [None, None]
 @test "create --growth 16.01"	{ usage_fails "--growth takes a factor from 1.25 to 16, not '16.01'" --grow --growth 16.01 f.bf; }
 @test "create --growth nan"	{ usage_fails "--growth takes a factor from 1.25 to 16, not 'nan'" --grow --growth nan f.bf; }
 @test "create --growth 2x"	{ usage_fails "--growth takes a factor from 1.25 to 16, not '2x'" --grow --growth 2x f.bf; }
+@test "create --growth 0x2"	{ usage_fails "--growth takes a factor from 1.25 to 16, not '0x2'" --grow --growth 0x2 f.bf; }
 @test "create --growth ''"	{ usage_fails "--growth takes a factor from 1.25 to 16, not ''" --grow --growth '' f.bf; }
 @test "create --growth without --grow" { usage_fails "--growth needs --grow" --growth 2 f.bf; }
 @test "create --generations 1"	{ usage_fails "--generations takes a count from 2 to 64, not '1'" --generations 1 f.bf; }
