@@ -99,7 +99,7 @@ static int
 stream_files(struct engine *job, int nfiles, char **files)
 {
 	static char *stdin_only[] = { "-" };
-	int i, fd, trouble = 0;
+	int i, fd, own, trouble = 0;
 	enum stream_end e;
 	uint64_t before;
 	int name_counts = file_names == 1 || (file_names == -1 && nfiles > 1);
@@ -117,12 +117,13 @@ stream_files(struct engine *job, int nfiles, char **files)
 			trouble = 1;
 			continue;
 		}
-		if ((writes && is_own_output(fd)) || is_filter(job, fd)) {
-			/* A filter's own bytes are never lines to add or
-			 * check: a glob or a slip put it among the inputs. */
+		/* A filter's own bytes are never lines to add or check: a
+		 * glob or a slip put it among the inputs. */
+		own = is_filter(job, fd);
+		if (own || (writes && is_own_output(fd))) {
 			msg_warn("%s: input file is also %s",
-			    input_name(files[i]), is_filter(job, fd) ?
-			    "a filter" : "the output");
+			    input_name(files[i]), own ? "a filter" :
+			    "the output");
 			if (fd != STDIN_FILENO)
 				close(fd);
 			trouble = 1;
@@ -825,16 +826,16 @@ cmd_route(int argc, char **argv)
 			goto out;
 		}
 		for (i = 0; i < slices; i++, opened++) {
-			int fd;
+			int fd, own;
 
 			snprintf(name, size, "%s%" PRIu32, prefix, i);
 			/* Truncated only once none is known to be an input. */
 			fd = open(name, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
-			if (fd != -1 && (is_input(fd, argc - 1, argv + 1) ||
-			    bloom_is_file(filter, fd))) {
+			if (fd != -1 && ((own = bloom_is_file(filter, fd)) ||
+			    is_input(fd, argc - 1, argv + 1))) {
 				msg_warn("%s: is also %s: refusing to "
-				    "truncate it", name, bloom_is_file(filter,
-				    fd) ? "the filter" : "an input");
+				    "truncate it", name, own ? "the filter" :
+				    "an input");
 				close(fd);
 				goto out;
 			}
