@@ -242,6 +242,16 @@ bloom_hash_begin(const struct bloom *b, struct hash_state *st)
 	hash64_begin(st, b->seed);
 }
 
+/* Returns 1 if b is a window whose sightings renew a key: an add sends
+ * every key it sees to the current generation, remembered from now on.  A
+ * window made with --no-renew remembers a key from its first add only. */
+static int
+renews(const struct bloom *b)
+{
+	return b->hdr.mode == MODE_WINDOW &&
+	    (b->hdr.flags & WINDOW_NO_RENEW) == 0;
+}
+
 /* Lists in idx the keys that slice s holds, marking the others
  * BLOOM_ELSEWHERE in mark; returns how many it holds. */
 static size_t
@@ -396,10 +406,11 @@ test_keys(struct bloom *b, const struct bloom_pass *v,
 /*
  * Adds the n keys, which the target segment has room for, to it.  A key
  * is new if no live segment had it (in a window: its current generation).
- * A slice adds only the keys it holds.  A growable filter adds only the
- * keys no older segment holds; a window adds every key to the current
- * generation, so that a key seen again is remembered from now on.
- * Returns how many were new to the target.
+ * A slice adds only the keys it holds.  A growable filter, and a window
+ * that does not renew, add only the keys no older segment holds; a window
+ * that renews adds every key to the current generation, so that a key
+ * seen again is remembered from now on.  Returns how many were new to the
+ * target.
  */
 static size_t
 add_some(struct bloom *b, const struct bloom_pass *v,
@@ -416,12 +427,12 @@ add_some(struct bloom *b, const struct bloom_pass *v,
 	/* A window adds every key to its current generation, and the older
 	 * ones would only say whether the key was new to the window, which
 	 * an add that writes no lines does not ask (the *_test passes do). */
-	if ((b->nlive == 1 || b->hdr.mode == MODE_WINDOW) && prefound == NULL)
+	if ((b->nlive == 1 || renews(b)) && prefound == NULL)
 		return visit(v, t, hashes, NULL, n, 1, isnew);
 	if (prefound != NULL)
 		skip |= p->mask;
 	left = test_live(b, v, hashes, n, v->found, skip, prefound);
-	if (b->hdr.mode == MODE_GROW) {
+	if (b->hdr.mode != MODE_FIXED && !renews(b)) {
 		memset(isnew, 0, n);
 		return visit(v, t, hashes, v->idx, left, 1, isnew);
 	}
@@ -452,8 +463,8 @@ add_keys(struct bloom *b, const struct bloom_pass *v,
 		if ((s = segments_begin_add(b, n - pos < v->max ? n - pos :
 		    v->max, &m)) != BLOOM_OK)
 			return s;
-		if (v->visit == NULL && (b->hdr.mode == MODE_WINDOW ||
-		    b->nlive == 1) && b->hdr.slices == 0 && prefound == NULL)
+		if (v->visit == NULL && (renews(b) || b->nlive == 1) &&
+		    b->hdr.slices == 0 && prefound == NULL)
 			s = locks_add_list(b, hashes + pos, NULL, m,
 			    isnew + pos, &fresh);
 		else
@@ -471,8 +482,8 @@ add_keys(struct bloom *b, const struct bloom_pass *v,
 
 /*
  * Lists in v->idx the keys of n that bloom_add_set is to set: the ones
- * isnew marks new; in a window also the ones it marks found, which are
- * remembered from now on.  Returns how many.
+ * isnew marks new; in a window that renews also the ones it marks found,
+ * which are remembered from now on.  Returns how many.
  */
 static size_t
 list_to_set(const struct bloom *b, const struct bloom_pass *v,
@@ -480,7 +491,7 @@ list_to_set(const struct bloom *b, const struct bloom_pass *v,
 {
 	size_t i, m = 0;
 
-	if (b->hdr.mode == MODE_WINDOW) {
+	if (renews(b)) {
 		for (i = 0; i < n; i++) {
 			v->idx[m] = (uint32_t)i;
 			m += isnew[i] <= 1;
@@ -498,9 +509,9 @@ list_to_set(const struct bloom *b, const struct bloom_pass *v,
  * Sets the keys that isnew says to, v->max at a time, in turns as add_keys
  * does: the keys found new were tested against every live segment, so
  * they go to the target alone, with no more tests.  A fixed or growable
- * filter counts as inserted the keys found new, which are the lines the
- * caller wrote; a window, the keys new to its generation, which it tests
- * there as it sets them.  Line by line, both set bits with plain ORs
+ * filter, or a window that does not renew, counts as inserted the keys
+ * found new, which are the lines the caller wrote; a window that renews,
+ * the keys new to its generation, which it tests there as it sets them.  Line by line, both set bits with plain ORs
  * when no other process writes the filter (locks.c).
  */
 static int
@@ -532,7 +543,7 @@ set_keys(struct bloom *b, const struct bloom_pass *v, const uint64_t *hashes,
 				fresh = visit(v, &b->seg[b->target],
 				    hashes + pos, v->idx + j, take, 1,
 				    v->found);
-				if (b->hdr.mode != MODE_WINDOW)
+				if (!renews(b))
 					fresh = take;
 			}
 			segments_count(b, b->target, fresh);

@@ -43,7 +43,7 @@ static const char *const synopsis[NCMD] = {
 	"             [--slices n] [--slice i/n | auto] [--seed n]\n"
 	"             [--grow [--growth factor]]\n"
 	"             [--generations count [--window duration] [--max-size size]\n"
-	"              [--layout blocked | apbf]] [--dry-run] filter\n"
+	"              [--layout blocked | apbf] [--no-renew]] [--dry-run] filter\n"
 	"bloom create --like template [-f] [--slice i/n | auto] [--slices n]\n"
 	"             filter"),
 	("bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]\n"
@@ -87,6 +87,9 @@ static const char *const option_help[NCMD] = {
 	"               from 7 to 56 generations (44 at 2; near 64 few\n"
 	"               hashes fit: refused past 3 times blocked's room);\n"
 	"               a line fades over k - 1 generations once forgotten\n"
+	"  --no-renew   with --generations: remember a line for its window from\n"
+	"               when it was first added; sightings do not renew it, so\n"
+	"               add --new passes it again once the window has passed\n"
 	"  --max-size S with --generations: the bytes (K, M, G, T) the file may\n"
 	"               grow to when a generation fills before its time; past\n"
 	"               them it closes early instead (default: no limit)\n"

@@ -390,6 +390,7 @@ cmd_create(int argc, char **argv)
 		{ "window", required_argument, NULL, OPT_WINDOW },
 		{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
 		{ "layout", required_argument, NULL, OPT_LAYOUT },
+		{ "no-renew", no_argument, NULL, OPT_NO_RENEW },
 		{ "like", required_argument, NULL, OPT_LIKE },
 		{ "slice", required_argument, NULL, OPT_SLICE },
 		{ "slices", required_argument, NULL, OPT_SLICES },
@@ -503,6 +504,9 @@ cmd_create(int argc, char **argv)
 				    "blocked or apbf, not '%s'", optarg);
 			have_layout = 1;
 			break;
+		case OPT_NO_RENEW:
+			spec.flags |= WINDOW_NO_RENEW;
+			break;
 		case OPT_MAX_SIZE:
 			if (parse_size(optarg, &spec.max_bytes) == -1 ||
 			    spec.max_bytes == 0 ||
@@ -547,11 +551,11 @@ cmd_create(int argc, char **argv)
 		    "create: one filter at a time");
 	sizing = have_n || have_p || have_s || have_seed || have_growth ||
 	    p->hashes != 0 || spec.mode != MODE_FIXED || spec.window_ms != 0 ||
-	    spec.max_bytes != 0 || have_layout;
+	    spec.max_bytes != 0 || have_layout || spec.flags != 0;
 	if (like != NULL && sizing)
 		usage_error(CMD_CREATE, "create: --like takes everything from "
-		    "the template: no -n, -p, -s, -k, --seed, --grow or "
-		    "--generations");
+		    "the template: no -n, -p, -s, -k, --seed, --grow, "
+		    "--generations or their options");
 	if (like != NULL && slices != 0 && cut != 0 && slices != cut)
 		usage_error(CMD_CREATE, "create: --slice %" PRIu32 "/%" PRIu32
 		    " is not one of --slices %" PRIu32, slice, slices, cut);
@@ -587,6 +591,9 @@ cmd_create(int argc, char **argv)
 		usage_error(CMD_CREATE, "create: --window needs --generations");
 	if (spec.max_bytes != 0 && spec.mode != MODE_WINDOW)
 		usage_error(CMD_CREATE, "create: --max-size needs "
+		    "--generations");
+	if (spec.flags != 0 && spec.mode != MODE_WINDOW)
+		usage_error(CMD_CREATE, "create: --no-renew needs "
 		    "--generations");
 	if (spec.layout == LAYOUT_APBF && spec.mode != MODE_WINDOW)
 		usage_error(CMD_CREATE, "create: --layout apbf needs "

@@ -183,6 +183,8 @@ report_stats_text(FILE *fp, const char *path, const struct bloom_header *h,
 			fprintf(fp, "window_seconds: none (rotated by "
 			    "bloom rotate)\n");
 	fprintf(fp, "generation: %" PRIu64 "\n", st->generation);
+		fprintf(fp, "renew: %s\n", h->flags & WINDOW_NO_RENEW ? "no" :
+		    "yes");
 	}
 	fprintf(fp, "bytes: %" PRIu64 " (", st->bytes);
 	print_human(fp, st->bytes);
@@ -322,6 +324,8 @@ report_stats_json(FILE *fp, const char *path, const struct bloom_header *h,
 			print_seconds(fp, h->window_ms);
 		} else
 			fputs(",\"window_seconds\":null", fp);
+		fprintf(fp, ",\"renew\":%s", h->flags & WINDOW_NO_RENEW ?
+		    "false" : "true");
 	fprintf(fp, ",\"generation\":%" PRIu64, st->generation);
 	}
 	fprintf(fp, ",\"bytes\":%" PRIu64 ",\"bits\":%" PRIu64
@@ -410,7 +414,8 @@ report_plan(FILE *fp, const char *path, const struct bloom_header *h)
 	if (h->mode == MODE_FIXED)
 		return;
 	if (h->mode == MODE_WINDOW)
-		fprintf(fp, "generations: %" PRIu32 "\n", h->slots);
+		fprintf(fp, "generations: %" PRIu32 "\nrenew: %s\n", h->slots,
+		    h->flags & WINDOW_NO_RENEW ? "no" : "yes");
 	fprintf(fp, "segments: %" PRIu64 "\n", h->nsegments);
 	for (i = 0; i < h->nsegments; i++) {
 		fprintf(fp, "  %u: ", i);

@@ -22,7 +22,7 @@ _bloom()
 	case $cmd in
 	create)
 		opts='-f -k -n -p -s --grow --growth --generations --window
-		    --max-size --layout --slices --seed --like --slice --dry-run
+		    --max-size --layout --no-renew --slices --seed --like --slice --dry-run
 		    --help'
 		argopts='-k -n -p -s --growth --generations --window --max-size
 		    --layout --slices --seed --like --slice'

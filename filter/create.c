@@ -471,6 +471,7 @@ bloom_plan(const struct bloom_spec *spec, struct bloom_header *h)
 		h->slots = spec->generations;
 		h->window_ms = spec->window_ms;
 		h->max_bytes = spec->max_bytes;
+		h->flags = spec->flags;
 		break;
 	}
 	h->data_offset = format_data_offset(h->slots);

@@ -24,6 +24,7 @@ struct bloom_spec {
 	uint64_t window_ms;	/* window: length, 0 if rotated by hand */
 	uint64_t max_bytes;	/* window: bytes its file may grow to as
 				 * generations grow; 0 for no limit */
+	uint32_t flags;		/* window: WINDOW_* flags (format.h) */
 	uint64_t seed;		/* hash seed */
 	uint64_t created_ms;	/* now, in ms since 1970 */
 	void (*on_wait)(const char *path);	/* if set, called once when

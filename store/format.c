@@ -52,7 +52,9 @@
  *	104	8	slice: block count of the whole filter; else 0
  *	112	8	window: bytes the file may grow to, 0 for no limit;
  *			else 0
- *	120	8	reserved, zero
+ *	120	4	window: flags, bit 0 set if sightings do not renew
+ *			a key (create --no-renew); else 0
+ *	124	4	reserved, zero
  *	128	8	checksum: XXH3-64, seed 0, of bytes 0 to 127
  *	136	8	segments in use (changes as a growable filter grows,
  *			and as a window's generations grow and expire)
@@ -110,7 +112,8 @@
 #define V2_OFF_SLICES	100
 #define V2_OFF_WHOLE	104
 #define V2_OFF_MAX_BYTES 112
-#define V2_OFF_RESERVED1 120
+#define V2_OFF_FLAGS	120
+#define V2_OFF_RESERVED1 124
 #define V2_OFF_CHECKSUM	128
 #define V2_OFF_RESERVED2 152
 
@@ -439,6 +442,11 @@ check_v2_mode(const struct bloom_header *h)
 	/* Only a window has a size limit: elsewhere the bytes are reserved. */
 	if (h->mode != MODE_WINDOW && h->max_bytes != 0)
 		return BLOOM_ERESERVED;
+	/* Flags are a window's, and a flag this version does not know would
+	 * change what its adds mean: refused, as an older bloom does. */
+	if ((h->flags & ~(uint32_t)WINDOW_FLAGS_KNOWN) != 0 ||
+	    (h->mode != MODE_WINDOW && h->flags != 0))
+		return BLOOM_ERESERVED;
 	return BLOOM_OK;
 }
 
@@ -463,6 +471,7 @@ parse_v2(const unsigned char *buf, size_t len, uint64_t file_size,
 	h->slices = read_le32(buf + V2_OFF_SLICES);
 	h->whole_nblocks = read_le64(buf + V2_OFF_WHOLE);
 	h->max_bytes = read_le64(buf + V2_OFF_MAX_BYTES);
+	h->flags = read_le32(buf + V2_OFF_FLAGS);
 	h->checksum = read_le64(buf + V2_OFF_CHECKSUM);
 	h->nsegments = read_le64(buf + V2_OFF_NSEGMENTS);
 	h->epoch = read_le64(buf + V2_OFF_EPOCH);
@@ -573,6 +582,7 @@ format_header_build(unsigned char *buf, const struct bloom_header *h)
 	write_le32(buf + V2_OFF_SLICES, h->slices);
 	write_le64(buf + V2_OFF_WHOLE, h->whole_nblocks);
 	write_le64(buf + V2_OFF_MAX_BYTES, h->max_bytes);
+	write_le32(buf + V2_OFF_FLAGS, h->flags);
 	write_le64(buf + V2_OFF_CHECKSUM, hash64(buf, V2_OFF_CHECKSUM, 0));
 	write_le64(buf + V2_OFF_NSEGMENTS, h->nsegments);
 	write_le64(buf + V2_OFF_EPOCH, h->epoch);

@@ -21,6 +21,10 @@
 					 * generations share one
 					 * age-partitioned array (params.h) */
 #define HASH_XXH3_64		1	/* hash id: XXH3-64 */
+#define WINDOW_NO_RENEW		1	/* window flag: a key is remembered
+					 * from when it was first added; a
+					 * sighting does not renew it */
+#define WINDOW_FLAGS_KNOWN	WINDOW_NO_RENEW
 #define GROWTH_MIN		1.25	/* growth factor of a growable filter */
 #define GROWTH_MAX		16.0
 #define WINDOW_MS_MAX	((uint64_t)1 << 52)	/* about 142 000 years */
@@ -125,6 +129,7 @@ struct bloom_header {
 	uint64_t whole_nblocks;	/* a slice: blocks of the whole filter */
 	uint64_t max_bytes;	/* window: bytes the file may grow to, as
 				 * generations grow; 0 for no limit */
+	uint32_t flags;		/* window: WINDOW_* flags; else 0 */
 	uint64_t checksum;	/* of the fields that never change */
 	uint64_t nsegments;	/* segments in use, when read */
 	uint64_t epoch;		/* window: the newest generation, when read */

@@ -10,7 +10,7 @@ usage='usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
                     [--slices n] [--slice i/n | auto] [--seed n]
                     [--grow [--growth factor]]
                     [--generations count [--window duration] [--max-size size]
-                     [--layout blocked | apbf]] [--dry-run] filter
+                     [--layout blocked | apbf] [--no-renew]] [--dry-run] filter
        bloom create --like template [-f] [--slice i/n | auto] [--slices n]
                     filter
        bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]
@@ -123,7 +123,7 @@ SIGUSR1 prints one status line.' ]
 	[ "${lines[1]}" = '                    [--slices n] [--slice i/n | auto] [--seed n]' ]
 	[ "${lines[2]}" = '                    [--grow [--growth factor]]' ]
 	[ "${lines[3]}" = '                    [--generations count [--window duration] [--max-size size]' ]
-	[ "${lines[4]}" = '                     [--layout blocked | apbf]] [--dry-run] filter' ]
+	[ "${lines[4]}" = '                     [--layout blocked | apbf] [--no-renew]] [--dry-run] filter' ]
 	[ "${lines[5]}" = '       bloom create --like template [-f] [--slice i/n | auto] [--slices n]' ]
 	[ "${lines[6]}" = '                    filter' ]
 	[ "$output" = "$(bloom create --help)" ]

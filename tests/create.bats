@@ -10,7 +10,7 @@ usage='usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
                     [--slices n] [--slice i/n | auto] [--seed n]
                     [--grow [--growth factor]]
                     [--generations count [--window duration] [--max-size size]
-                     [--layout blocked | apbf]] [--dry-run] filter
+                     [--layout blocked | apbf] [--no-renew]] [--dry-run] filter
        bloom create --like template [-f] [--slice i/n | auto] [--slices n]
                     filter'
 
@@ -332,7 +332,7 @@ print(-(-nblocks // unit) * unit * 512)' "$(stats_field bits fixed.bf)")
 	p=$(python3 -c 'print(repr(1 - 0.99 ** 0.25))')
 	segments_are f.bf "[(True, 13312, 8, 1000, $p)] + [(False, 13312, 8, 1000, $p)] * 3"
 	run -0 bloom stats f.bf
-	[ "$(printf '%s\n' "${lines[@]:0:23}")" = "file: f.bf
+	[ "$(printf '%s\n' "${lines[@]:0:24}")" = "file: f.bf
 format: 2
 layout: blocked512 (512-bit blocks)
 hash: xxh3-64
@@ -340,6 +340,7 @@ mode: window
 generations: 4
 window_seconds: none (rotated by bloom rotate)
 generation: 0
+renew: yes
 bytes: 18048 (17.6 KiB)
 bits: 13312
 hashes: 8
@@ -355,8 +356,8 @@ estimated_fpr: 0
 segments: 4
    # live           bits hashes     capacity target_fpr     inserted       bits_set    est_items  created               expires               generation
    0  yes          13312      8         1000    0.00251            0              0            0  -                     -                     0" ]
-	[ "${lines[23]}" = "   1   no          13312      8         1000    0.00251            0              0            0  -                     -                     -" ]
-	[ "${#lines[@]}" -eq 26 ]
+	[ "${lines[24]}" = "   1   no          13312      8         1000    0.00251            0              0            0  -                     -                     -" ]
+	[ "${#lines[@]}" -eq 27 ]
 	# Each segment on a page of its own; the last one not padded.
 	[ "$(data_offset f.bf)" -eq 4096 ]
 	[ "$(stat -c %s f.bf)" -eq $((4096 + 3 * 4096 + 13312 / 8)) ]

@@ -45,9 +45,10 @@ target_fpr: 0.01" "" create --dry-run --seed 1 f.bf
 	run --separate-stderr bloom create --dry-run --generations 3 -n 900 w.bf
 	[ "$status" -eq 0 ]
 	[ "${lines[7]}" = "generations: 3" ]
-	[ "${lines[8]}" = "segments: 3" ]
-	[[ "${lines[9]}" == "  0: "*" capacity 450, fpr "* ]]
-	[ "${#lines[@]}" -eq 12 ]
+	[ "${lines[8]}" = "renew: yes" ]
+	[ "${lines[9]}" = "segments: 3" ]
+	[[ "${lines[10]}" == "  0: "*" capacity 450, fpr "* ]]
+	[ "${#lines[@]}" -eq 13 ]
 	[ ! -e w.bf ]
 }
 

@@ -381,7 +381,7 @@ usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
                     [--slices n] [--slice i/n | auto] [--seed n]
                     [--grow [--growth factor]]
                     [--generations count [--window duration] [--max-size size]
-                     [--layout blocked | apbf]] [--dry-run] filter
+                     [--layout blocked | apbf] [--no-renew]] [--dry-run] filter
        bloom create --like template [-f] [--slice i/n | auto] [--slices n]
                     filter" create --max-size 1M w.bf
 	run -2 bloom create --generations 3 --max-size 0 w.bf
@@ -566,7 +566,7 @@ usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
                     [--slices n] [--slice i/n | auto] [--seed n]
                     [--grow [--growth factor]]
                     [--generations count [--window duration] [--max-size size]
-                     [--layout blocked | apbf]] [--dry-run] filter
+                     [--layout blocked | apbf] [--no-renew]] [--dry-run] filter
        bloom create --like template [-f] [--slice i/n | auto] [--slices n]
                     filter" create --window 1h w.bf
 	run -2 bloom create --growth 3 g.bf

@@ -50,7 +50,7 @@ usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
                     [--slices n] [--slice i/n | auto] [--seed n]
                     [--grow [--growth factor]]
                     [--generations count [--window duration] [--max-size size]
-                     [--layout blocked | apbf]] [--dry-run] filter
+                     [--layout blocked | apbf] [--no-renew]] [--dry-run] filter
        bloom create --like template [-f] [--slice i/n | auto] [--slices n]
                     filter" create -n 1000 --slice 0/2 x.bf
 	# --slices rounds, --slice cuts: a router needs only a small slice

@@ -267,6 +267,7 @@ mode: window
 generations: 3
 window_seconds: none (rotated by bloom rotate)
 generation: 1
+renew: yes
 bytes: 13888 (13.6 KiB)
 bits: 25600
 hashes: 8
@@ -293,11 +294,12 @@ segments: 3
 	[ "$stderr" = "" ]
 	[ "${lines[6]}" = "window_seconds: 1800" ]
 	[ "${lines[7]}" = "generation: 0" ]
-	[[ ${lines[22]} == "   0  yes "*" 100 "*"  20"??-??-??T??:??:??Z"  20"??-??-??T??:??:??Z"  0" ]]
-	[ "${lines[23]}" = "   1   no          13312      8         1000    0.00251            0              0            0  -                     -                     -" ]
+	[ "${lines[8]}" = "renew: yes" ]
+	[[ ${lines[23]} == "   0  yes "*" 100 "*"  20"??-??-??T??:??:??Z"  20"??-??-??T??:??:??Z"  0" ]]
+	[ "${lines[24]}" = "   1   no          13312      8         1000    0.00251            0              0            0  -                     -                     -" ]
 	# Forgotten 30 m + 30 m / 3 after it was made.
-	created=$(date -u -d "$(echo "${lines[22]}" | awk '{ print $(NF - 2) }')" +%s)
-	expires=$(date -u -d "$(echo "${lines[22]}" | awk '{ print $(NF - 1) }')" +%s)
+	created=$(date -u -d "$(echo "${lines[23]}" | awk '{ print $(NF - 2) }')" +%s)
+	expires=$(date -u -d "$(echo "${lines[23]}" | awk '{ print $(NF - 1) }')" +%s)
 	[ $((expires - created)) -eq 2400 ]
 	[ "$created" -le "$(date +%s)" ]
 	[ "$created" -ge $(($(date +%s) - 60)) ]
@@ -312,7 +314,7 @@ segments: 3
 	run -0 --separate-stderr bloom stats w.bf
 	[ "$stderr" = "" ]
 	[ "${lines[7]}" = "generation: 4" ]
-	[ "$(printf '%s\n' "${lines[@]:22}")" = "   0  yes          12800      8         1000    0.00334            0              0            0  -                     -                     3
+	[ "$(printf '%s\n' "${lines[@]:23}")" = "   0  yes          12800      8         1000    0.00334            0              0            0  -                     -                     3
    1  yes          12800      8         1000    0.00334           50            395           50  -                     -                     4
    2  yes          12800      8         1000    0.00334            0              0            0  -                     -                     2" ]
 	json_check '
@@ -487,6 +489,8 @@ want = d["bytes"] + " (" + ("%.0f B" % size if unit == 0 else "%.1f %s" %
     (size, ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB")[unit - 1])) + ")"
 assert human.pop("bytes") == want, ("bytes", want)
 d.pop("bytes")
+if "renew" in human:
+	assert human.pop("renew") == ("yes" if d.pop("renew") else "no")
 if human.get("window_seconds", "").startswith("none "):
 	assert d["window_seconds"] is None
 	human.pop("window_seconds")
