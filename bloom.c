@@ -556,8 +556,6 @@ set_keys(struct bloom *b, const struct bloom_pass *v, const uint64_t *hashes,
 	return BLOOM_OK;
 }
 
-static struct bloom_pass in_memory(struct bloom *b);
-
 /* Begins a chunk of an add --new before its keys are tested (see
  * claims.c for why before): joins the filter's claim table the first
  * time, and says if other adders are at work now (b->claiming). */
@@ -569,42 +567,6 @@ claims_start(struct bloom *b)
 		b->claims = claims_join(b->fd);
 	}
 	b->claiming = b->claims != NULL && claims_begin(b->claims);
-}
-
-/*
- * Claims the keys isnew marks new, if other adders were at work when the
- * chunk began (claims_start) or have joined since, and tests
- * the claimed ones again (pass v, or line by line if NULL) into again:
- * those found now were written by another adder, which set their bits
- * after bloom_add_test; they are let go of and marked 0.
- */
-int
-bloom_add_claim_pass(struct bloom *b, const struct bloom_pass *v,
-    const uint64_t *hashes, unsigned char *isnew, size_t n,
-    unsigned char *again)
-{
-	struct bloom_pass line;
-	size_t i;
-	int s;
-
-	if (!b->claiming && (b->claims == NULL ||
-	    !(b->claiming = claims_late(b->claims))))
-		return BLOOM_OK;
-	if (claims_take(b->claims, hashes, isnew, n, BLOOM_CLAIMED) == 0)
-		return BLOOM_OK;
-	if (v == NULL) {
-		line = in_memory(b);
-		v = &line;
-	}
-	/* Another adder may have grown the filter since. */
-	if ((s = test_keys(b, v, NULL, NULL, hashes, n, again)) != BLOOM_OK)
-		return s;
-	for (i = 0; i < n; i++)
-		again[i] = isnew[i] == 1 && again[i] == 1;
-	claims_release(b->claims, hashes, again, n);
-	for (i = 0; i < n; i++)
-		isnew[i] = again[i] ? 0 : isnew[i];
-	return BLOOM_OK;
 }
 
 /* Lets go of the claims of a chunk whose bits are set. */
@@ -631,41 +593,6 @@ found_to_new(unsigned char *found, size_t n)
 		    found[i]);
 }
 
-/* The line-by-line pass: through the mapping, with prefetching. */
-static struct bloom_pass
-in_memory(struct bloom *b)
-{
-	struct bloom_pass v;
-
-	memset(&v, 0, sizeof v);
-	v.idx = b->pending;
-	v.found = b->found;
-	v.max = BLOOM_CHUNK;
-	return v;
-}
-
-int
-bloom_test(struct bloom *b, const struct bloom_pretest *p,
-    const unsigned char *prefound, const uint64_t *hashes, size_t n,
-    unsigned char *found)
-{
-	struct bloom_pass v = in_memory(b);
-
-	note_lookups(b, n);
-	return test_keys(b, &v, p, prefound, hashes, n, found);
-}
-
-int
-bloom_add(struct bloom *b, const struct bloom_pretest *p,
-    const unsigned char *prefound, const uint64_t *hashes, size_t n,
-    unsigned char *isnew, size_t *done)
-{
-	struct bloom_pass v = in_memory(b);
-
-	note_lookups(b, n);
-	return add_keys(b, &v, p, prefound, hashes, n, isnew, done);
-}
-
 /* Turns the found flags of a chunk just tested into new flags, as adding
  * its keys one at a time would have answered.  Returns BLOOM_OK, or
  * BLOOM_ERRNO (no memory). */
@@ -689,66 +616,128 @@ bloom_finds_repeats(const struct bloom *b)
 	return b->hdr.mode == MODE_FIXED;
 }
 
-int
-bloom_add_test(struct bloom *b, const struct bloom_pretest *p,
-    const unsigned char *prefound, const uint64_t *hashes, size_t n,
-    unsigned char *isnew)
-{
-	int s;
+/* ==== The operations: one entry point each, for both passes ==== */
 
-	claims_start(b);
-	if ((s = bloom_test(b, p, prefound, hashes, n, isnew)) != BLOOM_OK)
+/*
+ * Begins an operation on pass v: the line-by-line pass, through the
+ * mapping with prefetching, if v is NULL (line is its room), counting the
+ * n lookups; else v itself.
+ */
+static const struct bloom_pass *
+pass_begin(struct bloom *b, const struct bloom_pass *v,
+    struct bloom_pass *line, size_t n)
+{
+	if (v != NULL)
+		return v;
+	memset(line, 0, sizeof *line);
+	line->idx = b->pending;
+	line->found = b->found;
+	line->max = BLOOM_CHUNK;
+	note_lookups(b, n);
+	return line;
+}
+
+/*
+ * Ends an operation of status s on pass v: a write-back the pass found
+ * failed makes it fail, whichever operation it was, so that no bit set in
+ * memory but not on disk is ever reported done.
+ */
+static int
+pass_end(const struct bloom_pass *v, int s)
+{
+	int err;
+
+	if (v->end == NULL || (err = v->end(v->arg)) == 0 || s != BLOOM_OK)
 		return s;
-	return found_to_new_in_chunk(b, hashes, isnew, n, prefound != NULL &&
-	    p->chunk != 0 ? prefound : NULL);
+	errno = err;
+	return BLOOM_ERRNO;
 }
 
 int
-bloom_add_set(struct bloom *b, const uint64_t *hashes,
-    const unsigned char *isnew, size_t n, size_t *done)
+bloom_test(struct bloom *b, const struct bloom_pass *v,
+    const struct bloom_pretest *p, const unsigned char *prefound,
+    const uint64_t *hashes, size_t n, unsigned char *found)
 {
-	struct bloom_pass v = in_memory(b);
-	int s = set_keys(b, &v, hashes, isnew, n, done);
+	struct bloom_pass line;
 
-	claims_done(b, hashes, isnew, *done);
-	return s;
+	v = pass_begin(b, v, &line, n);
+	return pass_end(v, test_keys(b, v, p, prefound, hashes, n, found));
 }
 
 int
-bloom_add_test_pass(struct bloom *b, const struct bloom_pass *v,
+bloom_add(struct bloom *b, const struct bloom_pass *v,
+    const struct bloom_pretest *p, const unsigned char *prefound,
+    const uint64_t *hashes, size_t n, unsigned char *isnew, size_t *done)
+{
+	struct bloom_pass line;
+
+	v = pass_begin(b, v, &line, n);
+	return pass_end(v, add_keys(b, v, p, prefound, hashes, n, isnew,
+	    done));
+}
+
+int
+bloom_add_test(struct bloom *b, const struct bloom_pass *v,
+    const struct bloom_pretest *p, const unsigned char *prefound,
     const uint64_t *hashes, size_t n, unsigned char *isnew)
 {
+	struct bloom_pass line;
 	int s;
 
 	claims_start(b);
-	if ((s = bloom_test_pass(b, v, hashes, n, isnew)) != BLOOM_OK)
-		return s;
-	return found_to_new_in_chunk(b, hashes, isnew, n, NULL);
+	v = pass_begin(b, v, &line, n);
+	s = test_keys(b, v, p, prefound, hashes, n, isnew);
+	if (s == BLOOM_OK)
+		s = found_to_new_in_chunk(b, hashes, isnew, n,
+		    prefound != NULL && p->chunk != 0 ? prefound : NULL);
+	return pass_end(v, s);
+}
+
+/*
+ * Claims the keys isnew marks new, if other adders were at work when the
+ * chunk began (claims_start) or have joined since, and tests the claimed
+ * ones again into again: those found now were written by another adder,
+ * which set their bits after bloom_add_test; they are let go of and
+ * marked 0.
+ */
+int
+bloom_add_claim(struct bloom *b, const struct bloom_pass *v,
+    const uint64_t *hashes, unsigned char *isnew, size_t n,
+    unsigned char *again)
+{
+	struct bloom_pass line;
+	size_t i;
+	int s;
+
+	if (!b->claiming && (b->claims == NULL ||
+	    !(b->claiming = claims_late(b->claims))))
+		return BLOOM_OK;
+	if (claims_take(b->claims, hashes, isnew, n, BLOOM_CLAIMED) == 0)
+		return BLOOM_OK;
+	v = pass_begin(b, v, &line, n);
+	/* Another adder may have grown the filter since. */
+	if ((s = test_keys(b, v, NULL, NULL, hashes, n, again)) != BLOOM_OK)
+		return pass_end(v, s);
+	for (i = 0; i < n; i++)
+		again[i] = isnew[i] == 1 && again[i] == 1;
+	claims_release(b->claims, hashes, again, n);
+	for (i = 0; i < n; i++)
+		isnew[i] = again[i] ? 0 : isnew[i];
+	return pass_end(v, BLOOM_OK);
 }
 
 int
-bloom_add_set_pass(struct bloom *b, const struct bloom_pass *v,
+bloom_add_set(struct bloom *b, const struct bloom_pass *v,
     const uint64_t *hashes, const unsigned char *isnew, size_t n,
     size_t *done)
 {
-	int s = set_keys(b, v, hashes, isnew, n, done);
+	struct bloom_pass line;
+	int s;
 
+	v = pass_begin(b, v, &line, 0);
+	s = set_keys(b, v, hashes, isnew, n, done);
 	claims_done(b, hashes, isnew, *done);
-	return s;
-}
-
-int
-bloom_test_pass(struct bloom *b, const struct bloom_pass *v,
-    const uint64_t *hashes, size_t n, unsigned char *found)
-{
-	return test_keys(b, v, NULL, NULL, hashes, n, found);
-}
-
-int
-bloom_add_pass(struct bloom *b, const struct bloom_pass *v,
-    const uint64_t *hashes, size_t n, unsigned char *isnew, size_t *done)
-{
-	return add_keys(b, v, NULL, NULL, hashes, n, isnew, done);
+	return pass_end(v, s);
 }
 
 /* ==== Reader threads' pretests ==== */

@@ -11,7 +11,8 @@
  *
  * Which segments a key is tested against and added to, and how many keys
  * an adder takes at a time, are bloom.c's, as for the line-by-line pass:
- * a sweep only says how to visit one segment (bloom_add_pass).
+ * a sweep only says how to visit one segment, and what write-back failed
+ * (sweep_pass gives both to bloom.c's operations).
  *
  * The sort is stable: the keys of a window keep their input order, and a
  * key's answer depends only on its own block, so every answer is the one
@@ -351,9 +352,19 @@ visit(void *arg, const struct segment *s, const uint64_t *hashes,
 	return count;
 }
 
-/* The pass bloom.c runs with w's visits and scratch. */
-static struct bloom_pass
-pass_of(struct sweep *w, const struct bloom *b)
+/* The write-back error of the visits since the last call (bloom_pass_end_fn). */
+static int
+pass_end(void *arg)
+{
+	struct sweep *w = arg;
+	int err = w->write_error;
+
+	w->write_error = 0;
+	return err;
+}
+
+struct bloom_pass
+sweep_pass(struct sweep *w, const struct bloom *b)
 {
 	struct bloom_pass v;
 
@@ -361,59 +372,10 @@ pass_of(struct sweep *w, const struct bloom *b)
 	w->sparse = bloom_sparse(b);
 	w->write_error = 0;
 	v.visit = visit;
+	v.end = pass_end;
 	v.arg = w;
 	v.idx = w->todo;
 	v.found = w->found;
 	v.max = w->cap;
 	return v;
-}
-
-int
-sweep_add(struct sweep *w, struct bloom *b, const uint64_t *hashes,
-    size_t n, unsigned char *isnew, size_t *done)
-{
-	struct bloom_pass v = pass_of(w, b);
-	int s = bloom_add_pass(b, &v, hashes, n, isnew, done);
-
-	if (s == BLOOM_OK && w->write_error != 0) {
-		errno = w->write_error;
-		return BLOOM_ERRNO;
-	}
-	return s;
-}
-
-int
-sweep_add_test(struct sweep *w, struct bloom *b, const uint64_t *hashes,
-    size_t n, unsigned char *isnew)
-{
-	struct bloom_pass v = pass_of(w, b);
-
-	return bloom_add_test_pass(b, &v, hashes, n, isnew);
-}
-
-int
-sweep_add_claim(struct sweep *w, struct bloom *b, const uint64_t *hashes,
-    unsigned char *isnew, size_t n, unsigned char *again)
-{
-	struct bloom_pass v = pass_of(w, b);
-
-	return bloom_add_claim_pass(b, &v, hashes, isnew, n, again);
-}
-
-int
-sweep_add_set(struct sweep *w, struct bloom *b, const uint64_t *hashes,
-    const unsigned char *isnew, size_t n, size_t *done)
-{
-	struct bloom_pass v = pass_of(w, b);
-
-	return bloom_add_set_pass(b, &v, hashes, isnew, n, done);
-}
-
-int
-sweep_test(struct sweep *w, struct bloom *b, const uint64_t *hashes,
-    size_t n, unsigned char *found)
-{
-	struct bloom_pass v = pass_of(w, b);
-
-	return bloom_test_pass(b, &v, hashes, n, found);
 }
