@@ -167,8 +167,8 @@ bloom_open(struct bloom **bp, const char *path, int writable,
 	if ((s = segments_map(b)) != BLOOM_OK ||
 	    (s = segments_refresh(b)) != BLOOM_OK)
 		goto fail;
-	for (i = 0; i < b->nmapped; i++)	/* a window's one apbf array once */
-		if (b->seg[i].apbf.bits == NULL || b->seg[i].map != NULL)
+	for (i = 0; i < b->nmapped; i++)	/* an array shared once */
+		if (i == 0 || b->seg[i].bits != b->seg[0].bits)
 			total += b->seg[i].info.nblocks * BLOCK_BYTES;
 	b->prefault_at = total / PAGE_GUESS / PREFAULT_SHARE;
 	b->populate_at = total / PAGE_GUESS * POPULATE_WRITES;
@@ -314,6 +314,8 @@ test_passes(const struct bloom_pass *v, const struct segment *const *seg,
 	if (v->visit == NULL)
 		return bits_test_rest(seg, nseg, hashes, n, found, idx, m, all);
 	for (i = 0; i < nseg && m > 0; i++) {
+		if (bits_shared(seg, i))
+			continue;
 		visit(v, seg[i], hashes, all ? NULL : idx, m, 0, found);
 		m = bits_missing(idx, all ? n : m, found, all);
 		all = 0;

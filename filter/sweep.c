@@ -201,8 +201,8 @@ next_to_read(const struct sweep *w, const struct bits_extent *x,
 
 /*
  * Adds the keys order[lo..hi) of window r to segment s, whose blocks from
- * first on buf holds as read: the keys buf already holds are not new and
- * write nothing.  The others are set in the shared mapping with atomic
+ * first on buf holds as read: the keys buf already holds (as an add of
+ * s's layout would find them) are not new and write nothing.  The others are set in the shared mapping with atomic
  * ORs, as ever, so that concurrent writers lose nothing and say which are
  * new.  Returns how many were.
  */
@@ -214,7 +214,7 @@ add_window(struct sweep *w, const struct segment *s, const uint64_t *hashes,
 	uint32_t *order = w->order;
 	size_t j, left = lo;
 
-	bits_test_copy(s, buf, first, hashes, order + lo, hi - lo, res);
+	bits_held_copy(s, buf, first, hashes, order + lo, hi - lo, res);
 	for (j = lo; j < hi; j++) {
 		uint32_t k = order[j];
 
@@ -279,6 +279,9 @@ visit(void *arg, const struct segment *s, const uint64_t *hashes,
 
 	if (m == 0)
 		return 0;
+	/* A window begins where a key's bits may begin. */
+	while (wblocks % bits_unit_blocks(s) != 0)
+		wblocks *= 2;
 	while ((x.nblocks + wblocks - 1) / wblocks > WINDOWS_MAX)
 		wblocks *= 2;
 	nwin = sort_by_window(w, s, x.nblocks, hashes, idx, m, wblocks);

@@ -10,9 +10,13 @@
 #include "store/apbf.h"
 #include "store/format.h"
 
+struct layout;
+
 /* One segment as mapped. */
 struct segment {
 	struct segment_info info;	/* as validated from the table */
+	const struct layout *layout;	/* its layout's operations
+					 * (store/layout.h) */
 	unsigned char *bits;		/* its bit array */
 	unsigned char *map;		/* its own mapping, or NULL (v1) */
 	size_t map_size;		/* bytes of map */
@@ -24,8 +28,7 @@ struct segment {
 	uint64_t lo;			/* the first of those it holds */
 	struct apbf_view apbf;		/* a generation of an age-partitioned
 					 * window: its group array as of the
-					 * last refresh; else apbf.bits is
-					 * NULL */
+					 * last refresh (layout_apbf) */
 };
 
 /* An open filter. */

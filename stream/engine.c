@@ -468,10 +468,6 @@ choose_mode(struct engine *e)
 	    &plan);
 	if (!plan.sorted)
 		return 0;
-	if (bloom_header(e->filter)->layout == LAYOUT_APBF) {
-		e->status = BLOOM_EAPBF_SORTED;
-		return -1;
-	}
 	if ((e->batch = malloc(sizeof *e->batch)) == NULL)
 		return -1;
 	if (batch_init(e->batch, &plan, e->emit) == -1) {
@@ -564,8 +560,7 @@ engine_stream(struct engine *e, int fd)
 	int err = 0;
 
 	if (choose_mode(e) == -1) {
-		if (e->status != BLOOM_EAPBF_SORTED)
-			e->status = BLOOM_ERRNO;
+		e->status = BLOOM_ERRNO;
 		return STREAM_FILTER_ERROR;
 	}
 	free_plans(e);
