@@ -31,6 +31,7 @@
 #include "store/segments.h"
 #include "store/locks.h"
 #include "store/mates.h"
+#include "store/modes.h"
 
 #define PAGE_GUESS	4096	/* bytes in a page, for heuristics */
 #define PREFAULT_SHARE	16	/* prefault after pages / this lookups */
@@ -155,6 +156,7 @@ bloom_open(struct bloom **bp, const char *path, int writable,
 		goto fail_errno;
 	if ((s = read_header(b, &st)) != BLOOM_OK)
 		goto fail;
+	b->mode = mode_policy(&b->hdr);
 	b->seed = b->hdr.seed;
 	b->sparse = holes_any(b->fd, (uint64_t)st.st_size);
 	b->pending = malloc(BLOOM_CHUNK * sizeof b->pending[0]);
@@ -240,16 +242,6 @@ void
 bloom_hash_begin(const struct bloom *b, struct hash_state *st)
 {
 	hash64_begin(st, b->seed);
-}
-
-/* Returns 1 if b is a window whose sightings renew a key: an add sends
- * every key it sees to the current generation, remembered from now on.  A
- * window made with --no-renew remembers a key from its first add only. */
-static int
-renews(const struct bloom *b)
-{
-	return b->hdr.mode == MODE_WINDOW &&
-	    (b->hdr.flags & WINDOW_NO_RENEW) == 0;
 }
 
 /* Lists in idx the keys that slice s holds, marking the others
@@ -356,7 +348,7 @@ test_live(struct bloom *b, const struct bloom_pass *v,
 	for (li = 0; li < b->nlive; li++)
 		if (!(skip >> b->live[li] & 1))
 			seg[nseg++] = &b->seg[b->live[li]];
-	if (v->visit == NULL && b->hdr.mode == MODE_WINDOW)
+	if (v->visit == NULL && b->mode->tests_together)
 		return bits_test_segments(seg, nseg, hashes, n, found, v->idx,
 		    m, prefound == NULL);
 	return test_passes(v, seg, nseg, hashes, n, found, v->idx, m,
@@ -375,7 +367,7 @@ test_some(struct bloom *b, const struct bloom_pass *v,
 {
 	const struct segment *s = &b->seg[0];
 
-	if (b->hdr.slices != 0)
+	if (b->mode->slice)
 		visit(v, s, hashes, v->idx, in_slice(s, hashes, n, v->idx,
 		    found), 0, found);
 	else if (b->nlive == 1 && prefound == NULL)
@@ -423,18 +415,18 @@ add_some(struct bloom *b, const struct bloom_pass *v,
 	uint64_t skip = (uint64_t)1 << b->target;
 	size_t j, left, fresh;
 
-	if (b->hdr.slices != 0)
+	if (b->mode->slice)
 		return visit(v, t, hashes, v->idx, in_slice(t, hashes, n,
 		    v->idx, isnew), 1, isnew);
 	/* A window adds every key to its current generation, and the older
 	 * ones would only say whether the key was new to the window, which
 	 * an add that writes no lines does not ask (the *_test passes do). */
-	if ((b->nlive == 1 || renews(b)) && prefound == NULL)
+	if ((b->nlive == 1 || b->mode->adds_all) && prefound == NULL)
 		return visit(v, t, hashes, NULL, n, 1, isnew);
 	if (prefound != NULL)
 		skip |= p->mask;
 	left = test_live(b, v, hashes, n, v->found, skip, prefound);
-	if (b->hdr.mode != MODE_FIXED && !renews(b)) {
+	if (b->mode->adds_unseen) {
 		memset(isnew, 0, n);
 		return visit(v, t, hashes, v->idx, left, 1, isnew);
 	}
@@ -465,8 +457,8 @@ add_keys(struct bloom *b, const struct bloom_pass *v,
 		if ((s = segments_begin_add(b, n - pos < v->max ? n - pos :
 		    v->max, &m)) != BLOOM_OK)
 			return s;
-		if (v->visit == NULL && (renews(b) || b->nlive == 1) &&
-		    b->hdr.slices == 0 && prefound == NULL)
+		if (v->visit == NULL && (b->mode->adds_all ||
+		    b->nlive == 1) && !b->mode->slice && prefound == NULL)
 			s = locks_add_list(b, hashes + pos, NULL, m,
 			    isnew + pos, &fresh);
 		else
@@ -493,7 +485,7 @@ list_to_set(const struct bloom *b, const struct bloom_pass *v,
 {
 	size_t i, m = 0;
 
-	if (renews(b)) {
+	if (b->mode->sets_found) {
 		for (i = 0; i < n; i++) {
 			v->idx[m] = (uint32_t)i;
 			m += isnew[i] <= 1;
@@ -532,9 +524,9 @@ set_keys(struct bloom *b, const struct bloom_pass *v, const uint64_t *hashes,
 			    BLOOM_OK)
 				return s;
 			/* Line by line, keys found new need no test: only
-			 * a window counts the keys new to its generation,
-			 * most of which older ones held. */
-			if (v->visit == NULL && b->hdr.mode != MODE_WINDOW) {
+			 * a window that renews counts the keys new to its
+			 * generation, most of which older ones held. */
+			if (v->visit == NULL && !b->mode->counts_fresh) {
 				s = locks_set_list(b, hashes + pos,
 				    v->idx + j, take);
 				fresh = take;
@@ -545,7 +537,7 @@ set_keys(struct bloom *b, const struct bloom_pass *v, const uint64_t *hashes,
 				fresh = visit(v, &b->seg[b->target],
 				    hashes + pos, v->idx + j, take, 1,
 				    v->found);
-				if (!renews(b))
+				if (!b->mode->counts_fresh)
 					fresh = take;
 			}
 			segments_count(b, b->target, fresh);
@@ -615,7 +607,7 @@ found_to_new_in_chunk(const struct bloom *b, const uint64_t *hashes,
 int
 bloom_finds_repeats(const struct bloom *b)
 {
-	return b->hdr.mode == MODE_FIXED;
+	return b->mode->finds_repeats;
 }
 
 /* ==== The operations: one entry point each, for both passes ==== */
@@ -763,8 +755,7 @@ plan_fixed(const struct bloom *b, size_t chunk)
 {
 	struct bloom_pretest *p;
 
-	if (b->hdr.slices != 0 || b->nlive != 1 ||
-	    (p = calloc(1, sizeof *p)) == NULL)
+	if (b->nlive != 1 || (p = calloc(1, sizeof *p)) == NULL)
 		return NULL;
 	p->seg[0] = b->seg[b->live[0]];
 	p->nseg = 1;
@@ -781,9 +772,9 @@ bloom_pretest_plan(struct bloom *b, enum bloom_pretest_for use,
 	unsigned li, ncand = 0, want;
 	int adding = use != BLOOM_PRETEST_CHECK;
 
-	if (b->hdr.mode == MODE_FIXED && use == BLOOM_PRETEST_ADD_NEW)
+	if (b->mode->pretests_target && use == BLOOM_PRETEST_ADD_NEW)
 		return plan_fixed(b, chunk);
-	if (b->hdr.mode != MODE_GROW || segments_refresh(b) != BLOOM_OK)
+	if (!b->mode->pretests_older || segments_refresh(b) != BLOOM_OK)
 		return NULL;
 	/*
 	 * A check takes every segment, and its reader tests the lines it

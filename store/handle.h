@@ -11,6 +11,7 @@
 #include "store/format.h"
 
 struct layout;
+struct mode_policy;
 
 /* One segment as mapped. */
 struct segment {
@@ -41,6 +42,7 @@ struct bloom {
 	unsigned char *head;	/* v2: header and table; v1: the file */
 	size_t head_size;	/* bytes of head */
 	struct bloom_header hdr;	/* the header as validated at open */
+	const struct mode_policy *mode;	/* its mode's policy (modes.h) */
 	uint64_t seed;		/* hash seed */
 	struct segment seg[SEGMENTS_MAX];	/* the segments mapped */
 	unsigned nmapped;	/* segments mapped: those in use at the last
