@@ -143,13 +143,14 @@ static uint64_t
 sort_by_window(struct sweep *w, const struct segment *s, uint64_t nblocks,
     const uint64_t *hashes, const uint32_t *idx, size_t m, uint64_t wblocks)
 {
+	bits_block_fn *block = bits_block_of(s);
 	uint64_t *start = w->start, nwin, n, sum, c;
 	size_t j;
 
 	nwin = (nblocks + wblocks - 1) / wblocks;
 	memset(start, 0, (size_t)(nwin + 1) * sizeof start[0]);
 	for (j = 0; j < m; j++)
-		start[bits_block(s, hashes[key_at(idx, j)]) / wblocks + 1]++;
+		start[block(s, hashes[key_at(idx, j)]) / wblocks + 1]++;
 	for (n = 0, sum = 0; n <= nwin; n++) {
 		c = start[n];
 		start[n] = sum;
@@ -160,7 +161,7 @@ sort_by_window(struct sweep *w, const struct segment *s, uint64_t nblocks,
 	for (j = 0; j < m; j++) {
 		uint32_t k = key_at(idx, j);
 
-		w->order[start[bits_block(s, hashes[k]) / wblocks + 1]++] = k;
+		w->order[start[block(s, hashes[k]) / wblocks + 1]++] = k;
 	}
 	return nwin;
 }

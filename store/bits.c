@@ -689,6 +689,12 @@ bits_block(const struct segment *s, uint64_t h)
 	return s->layout->block(s, h);
 }
 
+bits_block_fn *
+bits_block_of(const struct segment *s)
+{
+	return s->layout->block;
+}
+
 void
 bits_test(const struct segment *s, const uint64_t *hashes, size_t n,
     unsigned char *found)

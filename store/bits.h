@@ -28,6 +28,11 @@ struct bits_extent bits_extent(const struct segment *s);
  * slice holds it. */
 uint64_t bits_block(const struct segment *s, uint64_t h);
 
+/* bits_block as a function of segment s's layout, to be chosen once for
+ * s and called for each key (a sorted batch's sort). */
+typedef uint64_t bits_block_fn(const struct segment *s, uint64_t h);
+bits_block_fn *bits_block_of(const struct segment *s);
+
 /* Returns the slice, from 0, of slices equal slices of the whole filter
  * s is (or is a slice of) that holds the key with hash h. */
 uint32_t bits_slice_of(const struct segment *s, uint64_t h,
