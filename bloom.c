@@ -31,6 +31,7 @@
 #include "store/segments.h"
 #include "store/locks.h"
 #include "store/mates.h"
+#include "store/modes.h"
 
 #define PAGE_GUESS	4096	/* bytes in a page, for heuristics */
 #define PREFAULT_SHARE	16	/* prefault after pages / this lookups */
@@ -155,6 +156,7 @@ bloom_open(struct bloom **bp, const char *path, int writable,
 		goto fail_errno;
 	if ((s = read_header(b, &st)) != BLOOM_OK)
 		goto fail;
+	b->mode = mode_policy(&b->hdr);
 	b->seed = b->hdr.seed;
 	b->sparse = holes_any(b->fd, (uint64_t)st.st_size);
 	b->pending = malloc(BLOOM_CHUNK * sizeof b->pending[0]);
@@ -167,8 +169,8 @@ bloom_open(struct bloom **bp, const char *path, int writable,
 	if ((s = segments_map(b)) != BLOOM_OK ||
 	    (s = segments_refresh(b)) != BLOOM_OK)
 		goto fail;
-	for (i = 0; i < b->nmapped; i++)	/* a window's one apbf array once */
-		if (b->seg[i].apbf.bits == NULL || b->seg[i].map != NULL)
+	for (i = 0; i < b->nmapped; i++)	/* an array shared once */
+		if (i == 0 || b->seg[i].bits != b->seg[0].bits)
 			total += b->seg[i].info.nblocks * BLOCK_BYTES;
 	b->prefault_at = total / PAGE_GUESS / PREFAULT_SHARE;
 	b->populate_at = total / PAGE_GUESS * POPULATE_WRITES;
@@ -242,16 +244,6 @@ bloom_hash_begin(const struct bloom *b, struct hash_state *st)
 	hash64_begin(st, b->seed);
 }
 
-/* Returns 1 if b is a window whose sightings renew a key: an add sends
- * every key it sees to the current generation, remembered from now on.  A
- * window made with --no-renew remembers a key from its first add only. */
-static int
-renews(const struct bloom *b)
-{
-	return b->hdr.mode == MODE_WINDOW &&
-	    (b->hdr.flags & WINDOW_NO_RENEW) == 0;
-}
-
 /* Lists in idx the keys that slice s holds, marking the others
  * BLOOM_ELSEWHERE in mark; returns how many it holds. */
 static size_t
@@ -314,6 +306,8 @@ test_passes(const struct bloom_pass *v, const struct segment *const *seg,
 	if (v->visit == NULL)
 		return bits_test_rest(seg, nseg, hashes, n, found, idx, m, all);
 	for (i = 0; i < nseg && m > 0; i++) {
+		if (bits_shared(seg, i))
+			continue;
 		visit(v, seg[i], hashes, all ? NULL : idx, m, 0, found);
 		m = bits_missing(idx, all ? n : m, found, all);
 		all = 0;
@@ -354,7 +348,7 @@ test_live(struct bloom *b, const struct bloom_pass *v,
 	for (li = 0; li < b->nlive; li++)
 		if (!(skip >> b->live[li] & 1))
 			seg[nseg++] = &b->seg[b->live[li]];
-	if (v->visit == NULL && b->hdr.mode == MODE_WINDOW)
+	if (v->visit == NULL && b->mode->tests_together)
 		return bits_test_segments(seg, nseg, hashes, n, found, v->idx,
 		    m, prefound == NULL);
 	return test_passes(v, seg, nseg, hashes, n, found, v->idx, m,
@@ -373,7 +367,7 @@ test_some(struct bloom *b, const struct bloom_pass *v,
 {
 	const struct segment *s = &b->seg[0];
 
-	if (b->hdr.slices != 0)
+	if (b->mode->slice)
 		visit(v, s, hashes, v->idx, in_slice(s, hashes, n, v->idx,
 		    found), 0, found);
 	else if (b->nlive == 1 && prefound == NULL)
@@ -421,18 +415,18 @@ add_some(struct bloom *b, const struct bloom_pass *v,
 	uint64_t skip = (uint64_t)1 << b->target;
 	size_t j, left, fresh;
 
-	if (b->hdr.slices != 0)
+	if (b->mode->slice)
 		return visit(v, t, hashes, v->idx, in_slice(t, hashes, n,
 		    v->idx, isnew), 1, isnew);
 	/* A window adds every key to its current generation, and the older
 	 * ones would only say whether the key was new to the window, which
 	 * an add that writes no lines does not ask (the *_test passes do). */
-	if ((b->nlive == 1 || renews(b)) && prefound == NULL)
+	if ((b->nlive == 1 || b->mode->adds_all) && prefound == NULL)
 		return visit(v, t, hashes, NULL, n, 1, isnew);
 	if (prefound != NULL)
 		skip |= p->mask;
 	left = test_live(b, v, hashes, n, v->found, skip, prefound);
-	if (b->hdr.mode != MODE_FIXED && !renews(b)) {
+	if (b->mode->adds_unseen) {
 		memset(isnew, 0, n);
 		return visit(v, t, hashes, v->idx, left, 1, isnew);
 	}
@@ -463,8 +457,8 @@ add_keys(struct bloom *b, const struct bloom_pass *v,
 		if ((s = segments_begin_add(b, n - pos < v->max ? n - pos :
 		    v->max, &m)) != BLOOM_OK)
 			return s;
-		if (v->visit == NULL && (renews(b) || b->nlive == 1) &&
-		    b->hdr.slices == 0 && prefound == NULL)
+		if (v->visit == NULL && (b->mode->adds_all ||
+		    b->nlive == 1) && !b->mode->slice && prefound == NULL)
 			s = locks_add_list(b, hashes + pos, NULL, m,
 			    isnew + pos, &fresh);
 		else
@@ -491,7 +485,7 @@ list_to_set(const struct bloom *b, const struct bloom_pass *v,
 {
 	size_t i, m = 0;
 
-	if (renews(b)) {
+	if (b->mode->sets_found) {
 		for (i = 0; i < n; i++) {
 			v->idx[m] = (uint32_t)i;
 			m += isnew[i] <= 1;
@@ -530,9 +524,9 @@ set_keys(struct bloom *b, const struct bloom_pass *v, const uint64_t *hashes,
 			    BLOOM_OK)
 				return s;
 			/* Line by line, keys found new need no test: only
-			 * a window counts the keys new to its generation,
-			 * most of which older ones held. */
-			if (v->visit == NULL && b->hdr.mode != MODE_WINDOW) {
+			 * a window that renews counts the keys new to its
+			 * generation, most of which older ones held. */
+			if (v->visit == NULL && !b->mode->counts_fresh) {
 				s = locks_set_list(b, hashes + pos,
 				    v->idx + j, take);
 				fresh = take;
@@ -543,7 +537,7 @@ set_keys(struct bloom *b, const struct bloom_pass *v, const uint64_t *hashes,
 				fresh = visit(v, &b->seg[b->target],
 				    hashes + pos, v->idx + j, take, 1,
 				    v->found);
-				if (!renews(b))
+				if (!b->mode->counts_fresh)
 					fresh = take;
 			}
 			segments_count(b, b->target, fresh);
@@ -556,8 +550,6 @@ set_keys(struct bloom *b, const struct bloom_pass *v, const uint64_t *hashes,
 	return BLOOM_OK;
 }
 
-static struct bloom_pass in_memory(struct bloom *b);
-
 /* Begins a chunk of an add --new before its keys are tested (see
  * claims.c for why before): joins the filter's claim table the first
  * time, and says if other adders are at work now (b->claiming). */
@@ -569,42 +561,6 @@ claims_start(struct bloom *b)
 		b->claims = claims_join(b->fd);
 	}
 	b->claiming = b->claims != NULL && claims_begin(b->claims);
-}
-
-/*
- * Claims the keys isnew marks new, if other adders were at work when the
- * chunk began (claims_start) or have joined since, and tests
- * the claimed ones again (pass v, or line by line if NULL) into again:
- * those found now were written by another adder, which set their bits
- * after bloom_add_test; they are let go of and marked 0.
- */
-int
-bloom_add_claim_pass(struct bloom *b, const struct bloom_pass *v,
-    const uint64_t *hashes, unsigned char *isnew, size_t n,
-    unsigned char *again)
-{
-	struct bloom_pass line;
-	size_t i;
-	int s;
-
-	if (!b->claiming && (b->claims == NULL ||
-	    !(b->claiming = claims_late(b->claims))))
-		return BLOOM_OK;
-	if (claims_take(b->claims, hashes, isnew, n, BLOOM_CLAIMED) == 0)
-		return BLOOM_OK;
-	if (v == NULL) {
-		line = in_memory(b);
-		v = &line;
-	}
-	/* Another adder may have grown the filter since. */
-	if ((s = test_keys(b, v, NULL, NULL, hashes, n, again)) != BLOOM_OK)
-		return s;
-	for (i = 0; i < n; i++)
-		again[i] = isnew[i] == 1 && again[i] == 1;
-	claims_release(b->claims, hashes, again, n);
-	for (i = 0; i < n; i++)
-		isnew[i] = again[i] ? 0 : isnew[i];
-	return BLOOM_OK;
 }
 
 /* Lets go of the claims of a chunk whose bits are set. */
@@ -631,41 +587,6 @@ found_to_new(unsigned char *found, size_t n)
 		    found[i]);
 }
 
-/* The line-by-line pass: through the mapping, with prefetching. */
-static struct bloom_pass
-in_memory(struct bloom *b)
-{
-	struct bloom_pass v;
-
-	memset(&v, 0, sizeof v);
-	v.idx = b->pending;
-	v.found = b->found;
-	v.max = BLOOM_CHUNK;
-	return v;
-}
-
-int
-bloom_test(struct bloom *b, const struct bloom_pretest *p,
-    const unsigned char *prefound, const uint64_t *hashes, size_t n,
-    unsigned char *found)
-{
-	struct bloom_pass v = in_memory(b);
-
-	note_lookups(b, n);
-	return test_keys(b, &v, p, prefound, hashes, n, found);
-}
-
-int
-bloom_add(struct bloom *b, const struct bloom_pretest *p,
-    const unsigned char *prefound, const uint64_t *hashes, size_t n,
-    unsigned char *isnew, size_t *done)
-{
-	struct bloom_pass v = in_memory(b);
-
-	note_lookups(b, n);
-	return add_keys(b, &v, p, prefound, hashes, n, isnew, done);
-}
-
 /* Turns the found flags of a chunk just tested into new flags, as adding
  * its keys one at a time would have answered.  Returns BLOOM_OK, or
  * BLOOM_ERRNO (no memory). */
@@ -686,69 +607,131 @@ found_to_new_in_chunk(const struct bloom *b, const uint64_t *hashes,
 int
 bloom_finds_repeats(const struct bloom *b)
 {
-	return b->hdr.mode == MODE_FIXED;
+	return b->mode->finds_repeats;
 }
 
-int
-bloom_add_test(struct bloom *b, const struct bloom_pretest *p,
-    const unsigned char *prefound, const uint64_t *hashes, size_t n,
-    unsigned char *isnew)
-{
-	int s;
+/* ==== The operations: one entry point each, for both passes ==== */
 
-	claims_start(b);
-	if ((s = bloom_test(b, p, prefound, hashes, n, isnew)) != BLOOM_OK)
+/*
+ * Begins an operation on pass v: the line-by-line pass, through the
+ * mapping with prefetching, if v is NULL (line is its room), counting the
+ * n lookups; else v itself.
+ */
+static const struct bloom_pass *
+pass_begin(struct bloom *b, const struct bloom_pass *v,
+    struct bloom_pass *line, size_t n)
+{
+	if (v != NULL)
+		return v;
+	memset(line, 0, sizeof *line);
+	line->idx = b->pending;
+	line->found = b->found;
+	line->max = BLOOM_CHUNK;
+	note_lookups(b, n);
+	return line;
+}
+
+/*
+ * Ends an operation of status s on pass v: a write-back the pass found
+ * failed makes it fail, whichever operation it was, so that no bit set in
+ * memory but not on disk is ever reported done.
+ */
+static int
+pass_end(const struct bloom_pass *v, int s)
+{
+	int err;
+
+	if (v->end == NULL || (err = v->end(v->arg)) == 0 || s != BLOOM_OK)
 		return s;
-	return found_to_new_in_chunk(b, hashes, isnew, n, prefound != NULL &&
-	    p->chunk != 0 ? prefound : NULL);
+	errno = err;
+	return BLOOM_ERRNO;
 }
 
 int
-bloom_add_set(struct bloom *b, const uint64_t *hashes,
-    const unsigned char *isnew, size_t n, size_t *done)
+bloom_test(struct bloom *b, const struct bloom_pass *v,
+    const struct bloom_pretest *p, const unsigned char *prefound,
+    const uint64_t *hashes, size_t n, unsigned char *found)
 {
-	struct bloom_pass v = in_memory(b);
-	int s = set_keys(b, &v, hashes, isnew, n, done);
+	struct bloom_pass line;
 
-	claims_done(b, hashes, isnew, *done);
-	return s;
+	v = pass_begin(b, v, &line, n);
+	return pass_end(v, test_keys(b, v, p, prefound, hashes, n, found));
 }
 
 int
-bloom_add_test_pass(struct bloom *b, const struct bloom_pass *v,
+bloom_add(struct bloom *b, const struct bloom_pass *v,
+    const struct bloom_pretest *p, const unsigned char *prefound,
+    const uint64_t *hashes, size_t n, unsigned char *isnew, size_t *done)
+{
+	struct bloom_pass line;
+
+	v = pass_begin(b, v, &line, n);
+	return pass_end(v, add_keys(b, v, p, prefound, hashes, n, isnew,
+	    done));
+}
+
+int
+bloom_add_test(struct bloom *b, const struct bloom_pass *v,
+    const struct bloom_pretest *p, const unsigned char *prefound,
     const uint64_t *hashes, size_t n, unsigned char *isnew)
 {
+	struct bloom_pass line;
 	int s;
 
 	claims_start(b);
-	if ((s = bloom_test_pass(b, v, hashes, n, isnew)) != BLOOM_OK)
-		return s;
-	return found_to_new_in_chunk(b, hashes, isnew, n, NULL);
+	v = pass_begin(b, v, &line, n);
+	s = test_keys(b, v, p, prefound, hashes, n, isnew);
+	if (s == BLOOM_OK)
+		s = found_to_new_in_chunk(b, hashes, isnew, n,
+		    prefound != NULL && p->chunk != 0 ? prefound : NULL);
+	return pass_end(v, s);
+}
+
+/*
+ * Claims the keys isnew marks new, if other adders were at work when the
+ * chunk began (claims_start) or have joined since, and tests the claimed
+ * ones again into again: those found now were written by another adder,
+ * which set their bits after bloom_add_test; they are let go of and
+ * marked 0.
+ */
+int
+bloom_add_claim(struct bloom *b, const struct bloom_pass *v,
+    const uint64_t *hashes, unsigned char *isnew, size_t n,
+    unsigned char *again)
+{
+	struct bloom_pass line;
+	size_t i;
+	int s;
+
+	if (!b->claiming && (b->claims == NULL ||
+	    !(b->claiming = claims_late(b->claims))))
+		return BLOOM_OK;
+	if (claims_take(b->claims, hashes, isnew, n, BLOOM_CLAIMED) == 0)
+		return BLOOM_OK;
+	v = pass_begin(b, v, &line, n);
+	/* Another adder may have grown the filter since. */
+	if ((s = test_keys(b, v, NULL, NULL, hashes, n, again)) != BLOOM_OK)
+		return pass_end(v, s);
+	for (i = 0; i < n; i++)
+		again[i] = isnew[i] == 1 && again[i] == 1;
+	claims_release(b->claims, hashes, again, n);
+	for (i = 0; i < n; i++)
+		isnew[i] = again[i] ? 0 : isnew[i];
+	return pass_end(v, BLOOM_OK);
 }
 
 int
-bloom_add_set_pass(struct bloom *b, const struct bloom_pass *v,
+bloom_add_set(struct bloom *b, const struct bloom_pass *v,
     const uint64_t *hashes, const unsigned char *isnew, size_t n,
     size_t *done)
 {
-	int s = set_keys(b, v, hashes, isnew, n, done);
+	struct bloom_pass line;
+	int s;
 
+	v = pass_begin(b, v, &line, 0);
+	s = set_keys(b, v, hashes, isnew, n, done);
 	claims_done(b, hashes, isnew, *done);
-	return s;
-}
-
-int
-bloom_test_pass(struct bloom *b, const struct bloom_pass *v,
-    const uint64_t *hashes, size_t n, unsigned char *found)
-{
-	return test_keys(b, v, NULL, NULL, hashes, n, found);
-}
-
-int
-bloom_add_pass(struct bloom *b, const struct bloom_pass *v,
-    const uint64_t *hashes, size_t n, unsigned char *isnew, size_t *done)
-{
-	return add_keys(b, v, NULL, NULL, hashes, n, isnew, done);
+	return pass_end(v, s);
 }
 
 /* ==== Reader threads' pretests ==== */
@@ -772,8 +755,7 @@ plan_fixed(const struct bloom *b, size_t chunk)
 {
 	struct bloom_pretest *p;
 
-	if (b->hdr.slices != 0 || b->nlive != 1 ||
-	    (p = calloc(1, sizeof *p)) == NULL)
+	if (b->nlive != 1 || (p = calloc(1, sizeof *p)) == NULL)
 		return NULL;
 	p->seg[0] = b->seg[b->live[0]];
 	p->nseg = 1;
@@ -790,9 +772,9 @@ bloom_pretest_plan(struct bloom *b, enum bloom_pretest_for use,
 	unsigned li, ncand = 0, want;
 	int adding = use != BLOOM_PRETEST_CHECK;
 
-	if (b->hdr.mode == MODE_FIXED && use == BLOOM_PRETEST_ADD_NEW)
+	if (b->mode->pretests_target && use == BLOOM_PRETEST_ADD_NEW)
 		return plan_fixed(b, chunk);
-	if (b->hdr.mode != MODE_GROW || segments_refresh(b) != BLOOM_OK)
+	if (!b->mode->pretests_older || segments_refresh(b) != BLOOM_OK)
 		return NULL;
 	/*
 	 * A check takes every segment, and its reader tests the lines it

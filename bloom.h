@@ -125,6 +125,16 @@ void bloom_hash_begin(const struct bloom *b, struct hash_state *st);
  * that holds the key with hash h. */
 uint32_t bloom_slice_of(const struct bloom *b, uint64_t h, uint32_t slices);
 
+/*
+ * The four operations on keys: test, add, and add-if-new in its three
+ * steps (test, claim, set).  Each is one function, and each takes a pass:
+ * NULL to go line by line, through the mapping with prefetching, or a
+ * sorted sweep's (struct bloom_pass, below), which visits each segment
+ * its own way.  Whichever pass runs, the same policy decides which
+ * segments answer and which takes adds, and an error a pass meets on its
+ * way (a write-back that failed) is the operation's status.
+ */
+
 /* Inserts the n keys with the given hashes in order; isnew[i] is set to
  * 1 if key i was in no live segment before (in a window, in its current
  * generation: the older ones are not tested), else 0 (BLOOM_ELSEWHERE for
@@ -135,20 +145,21 @@ uint32_t bloom_slice_of(const struct bloom *b, uint64_t h, uint32_t slices);
  * add the same new key at the same instant may both call it new.  Takes
  * what bloom_pretest found for p as prefound, or NULL.  Returns BLOOM_OK
  * or a status (BLOOM_ERRNO with errno set). */
-int bloom_add(struct bloom *b, const struct bloom_pretest *p,
-    const unsigned char *prefound, const uint64_t *hashes, size_t n,
-    unsigned char *isnew, size_t *done);
+int bloom_add(struct bloom *b, const struct bloom_pass *v,
+    const struct bloom_pretest *p, const unsigned char *prefound,
+    const uint64_t *hashes, size_t n, unsigned char *isnew, size_t *done);
 
-/* The two halves of an add that writes its new lines before it marks them
- * seen (add --new): bloom_add_test says which keys are new, as bloom_add
- * would, and sets no bit; once their lines are written, bloom_add_set sets
- * the bits.  Between the two, another process may add the same keys: a
- * key can be new to both (see claims.h). */
+/* The three steps of an add that writes its new lines before it marks
+ * them seen (add --new): bloom_add_test says which keys are new, as
+ * bloom_add would, and sets no bit; bloom_add_claim keeps two adders at
+ * once from both writing a key; once their lines are written,
+ * bloom_add_set sets the bits.  Between the steps, another process may
+ * add the same keys: a key can be new to both (see claims.h). */
 
-/* Returns 1 if bloom_add_test and bloom_add_test_pass mark a key 0
- * where the keys before it in the same call would have set its bits, as
- * adding them one at a time would: they do for a fixed filter.  Else
- * the caller finds the keys repeated in a call (stream/repeats.h). */
+/* Returns 1 if bloom_add_test marks a key 0 where the keys before it in
+ * the same call would have set its bits, as adding them one at a time
+ * would: it does for a fixed filter.  Else the caller finds the keys
+ * repeated in a call (stream/repeats.h). */
 int bloom_finds_repeats(const struct bloom *b);
 
 /* Sets isnew[i] to 1 if key i is in no live segment, else 0
@@ -157,18 +168,17 @@ int bloom_finds_repeats(const struct bloom *b);
  * would have set its bits (a repeat).  Takes what bloom_pretest found for
  * p as prefound, or NULL.  Returns BLOOM_OK, or a status before setting
  * any (BLOOM_ERRNO with errno set). */
-int bloom_add_test(struct bloom *b, const struct bloom_pretest *p,
-    const unsigned char *prefound, const uint64_t *hashes, size_t n,
-    unsigned char *isnew);
+int bloom_add_test(struct bloom *b, const struct bloom_pass *v,
+    const struct bloom_pretest *p, const unsigned char *prefound,
+    const uint64_t *hashes, size_t n, unsigned char *isnew);
 
 /* Between bloom_add_test and bloom_add_set: while other processes add to
  * b at once, claims the keys isnew marks 1 (store/claims.h), marking those
  * another live adder claimed BLOOM_CLAIMED, then tests the claimed keys
- * again, each segment visited by v (line by line if v is NULL), and marks
- * 0 those whose bits another adder set meanwhile (again: n bytes of
- * scratch).  bloom_add_set lets go of the claims.  Returns BLOOM_OK or a
- * status. */
-int bloom_add_claim_pass(struct bloom *b, const struct bloom_pass *v,
+ * again, and marks 0 those whose bits another adder set meanwhile (again:
+ * n bytes of scratch).  bloom_add_set lets go of the claims.  Returns
+ * BLOOM_OK or a status. */
+int bloom_add_claim(struct bloom *b, const struct bloom_pass *v,
     const uint64_t *hashes, unsigned char *isnew, size_t n,
     unsigned char *again);
 
@@ -178,17 +188,17 @@ int bloom_add_claim_pass(struct bloom *b, const struct bloom_pass *v,
  * growing or rotating as bloom_add does, and counts the keys marked 1 as
  * inserted.  Sets *done to the number of keys, from the first, whose bits
  * are set, n unless it fails.  Returns BLOOM_OK or a status. */
-int bloom_add_set(struct bloom *b, const uint64_t *hashes,
-    const unsigned char *isnew, size_t n, size_t *done);
+int bloom_add_set(struct bloom *b, const struct bloom_pass *v,
+    const uint64_t *hashes, const unsigned char *isnew, size_t n,
+    size_t *done);
 
 /* Tests the n keys with the given hashes; found[i] is set to 1 if key i
  * may be in the set, 0 if it certainly is not (BLOOM_ELSEWHERE if another
  * slice holds it).  Takes what bloom_pretest found for p as prefound, or
- * NULL.  Returns BLOOM_OK, or a status before testing any (BLOOM_ERRNO
- * with errno set). */
-int bloom_test(struct bloom *b, const struct bloom_pretest *p,
-    const unsigned char *prefound, const uint64_t *hashes, size_t n,
-    unsigned char *found);
+ * NULL.  Returns BLOOM_OK, or a status (BLOOM_ERRNO with errno set). */
+int bloom_test(struct bloom *b, const struct bloom_pass *v,
+    const struct bloom_pretest *p, const unsigned char *prefound,
+    const uint64_t *hashes, size_t n, unsigned char *found);
 
 /* What a pretest is for: a check, a plain add, or an add that tests
  * each line first (bloom_add_test: add --new, --dups). */
@@ -240,33 +250,22 @@ typedef size_t bloom_visit_fn(void *arg, const struct segment *s,
     const uint64_t *hashes, const uint32_t *idx, size_t m, int add,
     unsigned char *res);
 
+/* Returns 0 if every visit of the pass since the last call wrote back
+ * what it set (or wrote nothing), else the errno of the first write-back
+ * that failed; forgets it. */
+typedef int bloom_pass_end_fn(void *arg);
+
 /* A pass over a filter's segments whose visits the caller makes (the
  * sorted sweeps of sweep.c, with store/bits.h), with the scratch the
- * policy needs. */
+ * policy needs.  Every operation above ends by asking end. */
 struct bloom_pass {
 	bloom_visit_fn *visit;	/* visits one segment */
-	void *arg;		/* given to visit */
+	bloom_pass_end_fn *end;	/* the pass's write-back error, or NULL */
+	void *arg;		/* given to visit and end */
 	uint32_t *idx;		/* room for max key indices */
 	unsigned char *found;	/* room for max flags */
 	size_t max;		/* keys taken at a time, at most */
 };
-
-/* Adds the n keys as bloom_add does, each segment visited by v.  Returns
- * BLOOM_OK or a status. */
-int bloom_add_pass(struct bloom *b, const struct bloom_pass *v,
-    const uint64_t *hashes, size_t n, unsigned char *isnew, size_t *done);
-
-/* bloom_add_test and bloom_add_set, each segment visited by v. */
-int bloom_add_test_pass(struct bloom *b, const struct bloom_pass *v,
-    const uint64_t *hashes, size_t n, unsigned char *isnew);
-int bloom_add_set_pass(struct bloom *b, const struct bloom_pass *v,
-    const uint64_t *hashes, const unsigned char *isnew, size_t n,
-    size_t *done);
-
-/* Tests the n keys as bloom_test does, each segment visited by v.
- * Returns BLOOM_OK or a status. */
-int bloom_test_pass(struct bloom *b, const struct bloom_pass *v,
-    const uint64_t *hashes, size_t n, unsigned char *found);
 
 /* ==== Whole segments ==== */
 

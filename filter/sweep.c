@@ -11,7 +11,8 @@
  *
  * Which segments a key is tested against and added to, and how many keys
  * an adder takes at a time, are bloom.c's, as for the line-by-line pass:
- * a sweep only says how to visit one segment (bloom_add_pass).
+ * a sweep only says how to visit one segment, and what write-back failed
+ * (sweep_pass gives both to bloom.c's operations).
  *
  * The sort is stable: the keys of a window keep their input order, and a
  * key's answer depends only on its own block, so every answer is the one
@@ -142,13 +143,14 @@ static uint64_t
 sort_by_window(struct sweep *w, const struct segment *s, uint64_t nblocks,
     const uint64_t *hashes, const uint32_t *idx, size_t m, uint64_t wblocks)
 {
+	bits_block_fn *block = bits_block_of(s);
 	uint64_t *start = w->start, nwin, n, sum, c;
 	size_t j;
 
 	nwin = (nblocks + wblocks - 1) / wblocks;
 	memset(start, 0, (size_t)(nwin + 1) * sizeof start[0]);
 	for (j = 0; j < m; j++)
-		start[bits_block(s, hashes[key_at(idx, j)]) / wblocks + 1]++;
+		start[block(s, hashes[key_at(idx, j)]) / wblocks + 1]++;
 	for (n = 0, sum = 0; n <= nwin; n++) {
 		c = start[n];
 		start[n] = sum;
@@ -159,7 +161,7 @@ sort_by_window(struct sweep *w, const struct segment *s, uint64_t nblocks,
 	for (j = 0; j < m; j++) {
 		uint32_t k = key_at(idx, j);
 
-		w->order[start[bits_block(s, hashes[k]) / wblocks + 1]++] = k;
+		w->order[start[block(s, hashes[k]) / wblocks + 1]++] = k;
 	}
 	return nwin;
 }
@@ -200,8 +202,8 @@ next_to_read(const struct sweep *w, const struct bits_extent *x,
 
 /*
  * Adds the keys order[lo..hi) of window r to segment s, whose blocks from
- * first on buf holds as read: the keys buf already holds are not new and
- * write nothing.  The others are set in the shared mapping with atomic
+ * first on buf holds as read: the keys buf already holds (as an add of
+ * s's layout would find them) are not new and write nothing.  The others are set in the shared mapping with atomic
  * ORs, as ever, so that concurrent writers lose nothing and say which are
  * new.  Returns how many were.
  */
@@ -213,7 +215,7 @@ add_window(struct sweep *w, const struct segment *s, const uint64_t *hashes,
 	uint32_t *order = w->order;
 	size_t j, left = lo;
 
-	bits_test_copy(s, buf, first, hashes, order + lo, hi - lo, res);
+	bits_held_copy(s, buf, first, hashes, order + lo, hi - lo, res);
 	for (j = lo; j < hi; j++) {
 		uint32_t k = order[j];
 
@@ -278,6 +280,9 @@ visit(void *arg, const struct segment *s, const uint64_t *hashes,
 
 	if (m == 0)
 		return 0;
+	/* A window begins where a key's bits may begin. */
+	while (wblocks % bits_unit_blocks(s) != 0)
+		wblocks *= 2;
 	while ((x.nblocks + wblocks - 1) / wblocks > WINDOWS_MAX)
 		wblocks *= 2;
 	nwin = sort_by_window(w, s, x.nblocks, hashes, idx, m, wblocks);
@@ -351,9 +356,19 @@ visit(void *arg, const struct segment *s, const uint64_t *hashes,
 	return count;
 }
 
-/* The pass bloom.c runs with w's visits and scratch. */
-static struct bloom_pass
-pass_of(struct sweep *w, const struct bloom *b)
+/* The write-back error of the visits since the last call (bloom_pass_end_fn). */
+static int
+pass_end(void *arg)
+{
+	struct sweep *w = arg;
+	int err = w->write_error;
+
+	w->write_error = 0;
+	return err;
+}
+
+struct bloom_pass
+sweep_pass(struct sweep *w, const struct bloom *b)
 {
 	struct bloom_pass v;
 
@@ -361,59 +376,10 @@ pass_of(struct sweep *w, const struct bloom *b)
 	w->sparse = bloom_sparse(b);
 	w->write_error = 0;
 	v.visit = visit;
+	v.end = pass_end;
 	v.arg = w;
 	v.idx = w->todo;
 	v.found = w->found;
 	v.max = w->cap;
 	return v;
-}
-
-int
-sweep_add(struct sweep *w, struct bloom *b, const uint64_t *hashes,
-    size_t n, unsigned char *isnew, size_t *done)
-{
-	struct bloom_pass v = pass_of(w, b);
-	int s = bloom_add_pass(b, &v, hashes, n, isnew, done);
-
-	if (s == BLOOM_OK && w->write_error != 0) {
-		errno = w->write_error;
-		return BLOOM_ERRNO;
-	}
-	return s;
-}
-
-int
-sweep_add_test(struct sweep *w, struct bloom *b, const uint64_t *hashes,
-    size_t n, unsigned char *isnew)
-{
-	struct bloom_pass v = pass_of(w, b);
-
-	return bloom_add_test_pass(b, &v, hashes, n, isnew);
-}
-
-int
-sweep_add_claim(struct sweep *w, struct bloom *b, const uint64_t *hashes,
-    unsigned char *isnew, size_t n, unsigned char *again)
-{
-	struct bloom_pass v = pass_of(w, b);
-
-	return bloom_add_claim_pass(b, &v, hashes, isnew, n, again);
-}
-
-int
-sweep_add_set(struct sweep *w, struct bloom *b, const uint64_t *hashes,
-    const unsigned char *isnew, size_t n, size_t *done)
-{
-	struct bloom_pass v = pass_of(w, b);
-
-	return bloom_add_set_pass(b, &v, hashes, isnew, n, done);
-}
-
-int
-sweep_test(struct sweep *w, struct bloom *b, const uint64_t *hashes,
-    size_t n, unsigned char *found)
-{
-	struct bloom_pass v = pass_of(w, b);
-
-	return bloom_test_pass(b, &v, hashes, n, found);
 }

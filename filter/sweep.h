@@ -42,26 +42,12 @@ void sweep_free(struct sweep *w);
  * its passes. */
 uint32_t *sweep_scratch(struct sweep *w);
 
-/* Adds the n <= cap keys to b as bloom_add does (isnew, *done), a
- * segment at a time in the order of its blocks.  Returns BLOOM_OK or a
- * status: BLOOM_ERRNO if writing a window back out of core failed, the
- * bits then set in memory but not on disk. */
-int sweep_add(struct sweep *w, struct bloom *b, const uint64_t *hashes,
-    size_t n, unsigned char *isnew, size_t *done);
-
-/* bloom_add_test, bloom_add_claim and bloom_add_set of the n <= cap keys, a segment at a
- * time in the order of its blocks. */
-int sweep_add_test(struct sweep *w, struct bloom *b, const uint64_t *hashes,
-    size_t n, unsigned char *isnew);
-int sweep_add_claim(struct sweep *w, struct bloom *b,
-    const uint64_t *hashes, unsigned char *isnew, size_t n,
-    unsigned char *again);
-int sweep_add_set(struct sweep *w, struct bloom *b, const uint64_t *hashes,
-    const unsigned char *isnew, size_t n, size_t *done);
-
-/* Tests the n <= cap keys against b as bloom_test does (found), a segment
- * at a time in the order of its blocks.  Returns BLOOM_OK or a status. */
-int sweep_test(struct sweep *w, struct bloom *b, const uint64_t *hashes,
-    size_t n, unsigned char *found);
+/* Returns the pass that has bloom.h's operations on b (bloom_test,
+ * bloom_add, bloom_add_test, bloom_add_claim, bloom_add_set) visit each
+ * segment in the order of its blocks, window by window, for batches of up
+ * to cap keys.  An operation whose writing back of a window out of core
+ * failed returns BLOOM_ERRNO, the bits then set in memory but not on
+ * disk.  Valid while w is and b is open. */
+struct bloom_pass sweep_pass(struct sweep *w, const struct bloom *b);
 
 #endif

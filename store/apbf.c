@@ -20,6 +20,7 @@
 #include "params.h"
 #include "store/apbf.h"
 #include "store/kernel.h"
+#include "store/layout.h"
 
 #define GROUP_WORDS	(APBF_GROUP_BITS / 64)	/* words in a group */
 #define RAW_MAX		(APBF_SLOTS_MAX / 4)	/* SplitMix64 words a key
@@ -129,7 +130,7 @@ has_run(uint64_t m, unsigned k)
 /*
  * The loop of apbf_test over the m keys idx lists (or all m), with the
  * slots' bits read by MATCHED (matched or matched_wide): found[key] set
- * for those present, count raised by as many.  A macro, so that each
+ * to 1 for those present, else 0, count raised by as many.  A macro, so that each
  * kernel is compiled in its own function for its own instructions.
  */
 #define TEST_LIST(MATCHED) do {						\
@@ -145,7 +146,7 @@ has_run(uint64_t m, unsigned k)
 			PREFETCH_BLOCKS(v, hashes[LISTED(j_ + AHEAD)], 3); \
 		hit_ = has_run(MATCHED(v, group_of(v, hashes[key_]),	\
 		    hashes[key_]), v->hashes);				\
-		found[key_] |= (unsigned char)hit_;			\
+		found[key_] = (unsigned char)hit_;			\
 		count += (size_t)hit_;					\
 	}								\
 } while (0)
@@ -257,19 +258,15 @@ apbf_test(const struct apbf_view *v, const uint64_t *hashes,
 	return apbf_test_scalar(v, hashes, idx, m, found);
 }
 
-/* Sets the key's bit in the k newest slots of its group; returns 1 if
- * one was clear.  Draws only the SplitMix64 words of those slots.  A key
- * whose bits are all set stores nothing, as the blocked layout's adds:
- * lines seen again in their generation leave a page they alone touch
- * clean (unless the adds were many enough to make every page writable up
- * front).  One branch a key, not one a bit, which cost a mispredict for
- * bits set by chance. */
-static inline int
-set_key(const struct apbf_view *v, uint64_t h, int alone)
+/* Sets word[a] and bit[a] to where the key's bit is in the slot of age a,
+ * for the k newest slots of its group grp, drawing only the SplitMix64
+ * words of those slots; returns the bits of them that are clear. */
+static inline uint64_t
+newest_bits(const struct apbf_view *v, const uint64_t *grp, uint64_t h,
+    unsigned word[APBF_K_MAX], uint64_t bit[APBF_K_MAX])
 {
-	uint64_t *grp = group_of(v, h), raw = 0, piece, bit[APBF_K_MAX];
-	uint64_t clear = 0;
-	unsigned j, a, pos, word[APBF_K_MAX];
+	uint64_t raw = 0, piece, clear = 0;
+	unsigned j, a, pos;
 
 	for (a = 0, j = v->newest; a < v->hashes; a++) {
 		if (a == 0 || j % 4 == 0)
@@ -283,7 +280,23 @@ set_key(const struct apbf_view *v, uint64_t h, int alone)
 		if (++j == v->slots)
 			j = 0;
 	}
-	if (clear == 0)
+	return clear;
+}
+
+/* Sets the key's bit in the k newest slots of its group; returns 1 if
+ * one was clear.  Draws only the SplitMix64 words of those slots.  A key
+ * whose bits are all set stores nothing, as the blocked layout's adds:
+ * lines seen again in their generation leave a page they alone touch
+ * clean (unless the adds were many enough to make every page writable up
+ * front).  One branch a key, not one a bit, which cost a mispredict for
+ * bits set by chance. */
+static inline int
+set_key(const struct apbf_view *v, uint64_t h, int alone)
+{
+	uint64_t *grp = group_of(v, h), bit[APBF_K_MAX];
+	unsigned a, word[APBF_K_MAX];
+
+	if (newest_bits(v, grp, h, word, bit) == 0)
 		return 0;
 	for (a = 0; a < v->hashes; a++) {
 		if (alone)
@@ -331,6 +344,22 @@ apbf_add(const struct apbf_view *v, const uint64_t *hashes,
 		fresh += isnew[key];
 	}
 	return fresh;
+}
+
+void
+apbf_held(const struct apbf_view *v, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *held)
+{
+	uint64_t bit[APBF_K_MAX];
+	unsigned word[APBF_K_MAX];
+	size_t j;
+	uint32_t key;
+
+	for (j = 0; j < m; j++) {
+		key = LISTED(j);
+		held[key] = newest_bits(v, group_of(v, hashes[key]),
+		    hashes[key], word, bit) == 0;
+	}
 }
 
 /* Sets keep to the words of a group with the bits of the slots mask
@@ -383,3 +412,120 @@ apbf_slot_bits(const struct apbf_view *v, unsigned j)
 	}
 	return total;
 }
+
+/* ==== The layout's table (layout.h) ==== */
+
+/* A generation of window h: the view of its array, which ages.c turns
+ * to the generation now at each refresh. */
+static void
+layout_attach(struct segment *s, const struct bloom_header *h)
+{
+	memset(&s->apbf, 0, sizeof s->apbf);
+	s->apbf.bits = s->bits;
+	s->apbf.ngroups = s->info.nblocks / APBF_GROUP_BLOCKS;
+	s->apbf.hashes = s->info.hashes;
+	s->apbf.slots = s->info.hashes + h->slots - 1;
+	s->apbf.width = APBF_GROUP_BITS / s->apbf.slots;
+}
+
+static uint64_t
+layout_block(const struct segment *s, uint64_t h)
+{
+	return mul_high(h, s->apbf.ngroups) * APBF_GROUP_BLOCKS;
+}
+
+static void
+layout_test(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *found)
+{
+	apbf_test(&s->apbf, hashes, idx, m, found);
+}
+
+/* The view of a copy of s's array from block first on, in buf: its
+ * groups where the array's would be if buf were its part from first on.
+ * Only the groups of the copy are read through it; the address of group
+ * 0 is worked out as an integer, without a pointer outside buf, so that
+ * a key costs what it costs against the mapping. */
+static struct apbf_view
+copy_view(const struct segment *s, const unsigned char *buf, uint64_t first)
+{
+	struct apbf_view v = s->apbf;
+
+	v.bits = (unsigned char *)((uintptr_t)buf -
+	    (uintptr_t)(first * BLOCK_BYTES));
+	return v;
+}
+
+static void
+layout_test_copy(const struct segment *s, const unsigned char *buf,
+    uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
+    unsigned char *found)
+{
+	struct apbf_view v = copy_view(s, buf, first);
+
+	apbf_test(&v, hashes, idx, m, found);
+}
+
+static void
+layout_held_copy(const struct segment *s, const unsigned char *buf,
+    uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
+    unsigned char *held)
+{
+	struct apbf_view v = copy_view(s, buf, first);
+
+	apbf_held(&v, hashes, idx, m, held);
+}
+
+static size_t
+layout_add(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *isnew, int alone)
+{
+	return apbf_add(&s->apbf, hashes, idx, m, isnew, alone);
+}
+
+/* An add of keys known new: a key's bit in each of the k newest slots
+ * is set all the same, apbf_add's test of them being what skips the
+ * stores of keys already there. */
+static void
+layout_set(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, int alone)
+{
+	unsigned blocks = newest_blocks(&s->apbf);
+	size_t j;
+
+	for (j = 0; j < m; j++) {
+		if (j + AHEAD < m)
+			PREFETCH_BLOCKS(&s->apbf, hashes[LISTED(j + AHEAD)],
+			    blocks);
+		set_key(&s->apbf, hashes[LISTED(j)], alone);
+	}
+}
+
+static uint64_t
+layout_slot_fill(const struct segment *s, uint64_t stamp,
+    uint64_t *slot_bits)
+{
+	*slot_bits = s->apbf.ngroups * s->apbf.width;
+	if (stamp == 0)
+		return 0;
+	return apbf_slot_bits(&s->apbf, apbf_slot_of(stamp - 1,
+	    s->apbf.slots));
+}
+
+/* A window's generations are the slots of one array, mapped once by its
+ * first and tested once for all; a key's bits span a group of two
+ * blocks; an add tests the k newest slots, not the ages a test counts. */
+const struct layout layout_apbf = {
+	.attach = layout_attach,
+	.block = layout_block,
+	.test = layout_test,
+	.test_copy = layout_test_copy,
+	.held_copy = layout_held_copy,
+	.add = layout_add,
+	.set = layout_set,
+	.slot_fill = layout_slot_fill,
+	.unit_blocks = APBF_GROUP_BLOCKS,
+	.shared = 1,
+	.probes = 0,
+	.populate_writes = 1,
+};

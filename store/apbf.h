@@ -1,6 +1,7 @@
 /* apbf.h: interface of apbf.c, the age-partitioned window layout
  * (LAYOUT_APBF, params.c says how it works): where a key's bits are, and
- * testing, adding and emptying slots over a group array as mapped. */
+ * testing, adding and emptying slots over a group array as mapped.  Its
+ * table of operations on a segment is layout_apbf (layout.h). */
 #ifndef BLOOM_APBF_H
 #define BLOOM_APBF_H
 
@@ -27,8 +28,7 @@ unsigned apbf_slot_of(uint64_t g, unsigned slots);
 
 /* Tests the m keys that idx lists (or keys 0 to m if idx is NULL) against
  * v, setting found[key] to 1 for those present (k consecutive ages that
- * count have the key's bit), leaving the others as they were; returns how
- * many it found. */
+ * count have the key's bit), else 0; returns how many it found. */
 size_t apbf_test(const struct apbf_view *v, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *found);
 
@@ -45,6 +45,12 @@ size_t apbf_test_scalar(const struct apbf_view *v, const uint64_t *hashes,
  * process sets bits meanwhile). */
 size_t apbf_add(const struct apbf_view *v, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *isnew, int alone);
+
+/* Sets held[key] to 1 if the m keys that idx lists (or keys 0 to m) have
+ * their bit in each of v's k newest slots (apbf_add would call them not
+ * new), else 0. */
+void apbf_held(const struct apbf_view *v, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *held);
 
 /* Empties the slots that mask lists (bit j: slot j) in every group. */
 void apbf_clear(const struct apbf_view *v, uint64_t mask);

@@ -1,7 +1,8 @@
 /*
- * The bit arrays of the segments, laid out in blocks (LAYOUT_BLOCKED512):
- * where a key's bits are, and testing and setting them.  The hot loops of
- * add and check are here.
+ * The bit arrays of the segments: the entry points of bits.h, which call
+ * through each segment's layout table (layout.h), and the blocked layout
+ * (LAYOUT_BLOCKED512, layout_blocked): where a key's bits are, and
+ * testing and setting them.  The hot loops of add and check are here.
  *
  * Bit i of a block is bit i % 8 of its byte i / 8, so an array reads the
  * same on any host.  A key's block is chosen by multiply-shift of its
@@ -15,9 +16,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "store/apbf.h"
 #include "store/bits.h"
 #include "store/kernel.h"
+#include "store/layout.h"
 #include "store/wide.h"
 
 /*
@@ -71,14 +72,13 @@ add_batch(const struct segment *s, const uint64_t *hashes, size_t n,
 	return fresh;
 }
 
-size_t
-bits_add(const struct segment *s, const uint64_t *hashes, size_t n,
+/* Adds the n keys to s in order (layout_blocked.add of them all). */
+static size_t
+add_all(const struct segment *s, const uint64_t *hashes, size_t n,
     unsigned char *isnew)
 {
 	size_t i, fresh = 0;
 
-	if (s->apbf.bits != NULL)
-		return apbf_add(&s->apbf, hashes, NULL, n, isnew, 0);
 	for (i = 0; i < n; i += BATCH) {
 		PREFETCH_BATCH(s, ALL_KEY, i, n);
 		fresh += add_batch(s, hashes + i, n - i < BATCH ? n - i : BATCH,
@@ -87,14 +87,13 @@ bits_add(const struct segment *s, const uint64_t *hashes, size_t n,
 	return fresh;
 }
 
-size_t
-bits_add_list(const struct segment *s, const uint64_t *hashes,
+/* Adds the m keys idx lists to s in that order. */
+static size_t
+add_list(const struct segment *s, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *isnew)
 {
 	size_t j, fresh = 0;
 
-	if (s->apbf.bits != NULL)
-		return apbf_add(&s->apbf, hashes, idx, m, isnew, 0);
 	for (j = 0; j < m; j++) {
 		if (j % BATCH == 0)
 			PREFETCH_BATCH(s, SOME_KEY, j, m);
@@ -141,31 +140,13 @@ set_list(const struct segment *s, const uint64_t *hashes,
 	}
 }
 
-void
-bits_set_list(const struct segment *s, const uint64_t *hashes,
-    const uint32_t *idx, size_t m)
-{
-	set_list(s, hashes, idx, m, 0);
-}
-
-void
-bits_set_list_alone(const struct segment *s, const uint64_t *hashes,
-    const uint32_t *idx, size_t m)
-{
-	set_list(s, hashes, idx, m, 1);
-}
-
-void
-bits_test(const struct segment *s, const uint64_t *hashes, size_t n,
+/* Sets found[i] for keys 0 to n. */
+static void
+test_all(const struct segment *s, const uint64_t *hashes, size_t n,
     unsigned char *found)
 {
 	size_t i;
 
-	if (s->apbf.bits != NULL) {
-		memset(found, 0, n);
-		apbf_test(&s->apbf, hashes, NULL, n, found);
-		return;
-	}
 	if (wide_ok()) {
 		wide_test(s, hashes, n, found);
 		return;
@@ -178,39 +159,23 @@ bits_test(const struct segment *s, const uint64_t *hashes, size_t n,
 	}
 }
 
-size_t
-bits_test_list(const struct segment *s, const uint64_t *hashes,
+/* Sets found[idx[j]] for the m keys idx lists. */
+static void
+test_list(const struct segment *s, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *found)
 {
-	size_t j, count = 0;
+	size_t j;
 
-	if (s->apbf.bits != NULL) {
-		for (j = 0; j < m; j++)
-			found[idx[j]] = 0;
-		return apbf_test(&s->apbf, hashes, idx, m, found);
+	if (wide_ok()) {
+		wide_test_list(s, hashes, idx, m, found);
+		return;
 	}
-	if (wide_ok())
-		return wide_test_list(s, hashes, idx, m, found);
 	for (j = 0; j < m; j++) {
 		if (j % BATCH == 0)
 			PREFETCH_BATCH(s, SOME_KEY, j, m);
 		found[idx[j]] = (unsigned char)has_bits(block_of(s,
 		    hashes[idx[j]]), hashes[idx[j]], s->info.hashes);
-		count += found[idx[j]];
 	}
-	return count;
-}
-
-size_t
-bits_test_copy(const struct segment *s, const unsigned char *buf,
-    uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
-    unsigned char *found)
-{
-	struct segment copy = *s;
-
-	copy.bits = (unsigned char *)(uintptr_t)buf;
-	copy.lo = s->lo + first;
-	return bits_test_list(&copy, hashes, idx, m, found);
 }
 
 /* ==== Keys against several segments at once ==== */
@@ -348,16 +313,15 @@ block_add_alone(unsigned char *block, const lanes mask[MASK_LANES])
 							 * idx lists, or of all */
 #define LISTED_KEY(j)	(hashes[LISTED(j)])
 
-size_t
-bits_add_alone(const struct segment *s, const uint64_t *hashes,
+/* Adds the keys idx lists (or 0 to m) to s with plain stores. */
+static size_t
+add_alone(const struct segment *s, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *isnew)
 {
 	lanes mask[1][MASK_LANES];
 	unsigned k = s->info.hashes;
 	size_t j, key, fresh = 0;
 
-	if (s->apbf.bits != NULL)
-		return apbf_add(&s->apbf, hashes, idx, m, isnew, 1);
 	for (j = 0; j < m; j++) {
 		key = LISTED(j);
 		if (j % BATCH == 0)
@@ -579,6 +543,18 @@ bits_test_rest(const struct segment *const *seg, unsigned nseg,
 	return left + rest;
 }
 
+int
+bits_shared(const struct segment *const *seg, unsigned i)
+{
+	unsigned j;
+
+	for (j = 0; j < i; j++)
+		if (seg[j]->bits == seg[i]->bits &&
+		    seg[j]->layout == seg[i]->layout)
+			return 1;
+	return 0;
+}
+
 size_t
 bits_test_segments(const struct segment *const *seg, unsigned nseg,
     const uint64_t *hashes, size_t n, unsigned char *found, uint32_t *idx,
@@ -588,23 +564,21 @@ bits_test_segments(const struct segment *const *seg, unsigned nseg,
 	const struct segment *alone[SEGMENTS_MAX];
 	unsigned i, g, nbig = 0, nalone = 0, nsmall = 0;
 	uint64_t bytes;
-	int aged = 0;
 
 	if (all)
 		memset(found, 0, n);
 	for (i = 0; i < nseg; i++) {
-		/* The generations of an age-partitioned window share one
-		 * array, tested once for all of them, first. */
-		if (seg[i]->apbf.bits != NULL) {
-			if (!aged) {
-				if (all)
-					m = bits_missing(idx, n, found, 1);
-				apbf_test(&seg[i]->apbf, hashes, idx, m,
-				    found);
-				m = bits_missing(idx, m, found, 0);
-				all = 0;
-			}
-			aged = 1;
+		/* A segment of another layout goes alone, through its table;
+		 * segments that share one array (an age-partitioned window's
+		 * generations) once for all of them. */
+		if (!seg[i]->layout->probes) {
+			if (bits_shared(seg, i))
+				continue;
+			if (all)
+				m = bits_missing(idx, n, found, 1);
+			seg[i]->layout->test(seg[i], hashes, idx, m, found);
+			m = bits_missing(idx, m, found, 0);
+			all = 0;
 		} else if (seg[i]->info.nblocks * BLOCK_BYTES <= MULTI_ALONE_BYTES)
 			small[nsmall++] = seg[i];
 		else if (nbig == 0 || (seg[i]->whole == big[0]->whole &&
@@ -636,10 +610,160 @@ bits_test_segments(const struct segment *const *seg, unsigned nseg,
 	return all ? bits_missing(idx, n, found, 1) : m;
 }
 
+/* ==== The blocked layout's table ==== */
+
+static void
+blocked_attach(struct segment *s, const struct bloom_header *h)
+{
+	(void)s;
+	(void)h;
+}
+
+static uint64_t
+blocked_block(const struct segment *s, uint64_t h)
+{
+	return block_index(s, h);
+}
+
+static void
+blocked_test(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *found)
+{
+	if (idx == NULL)
+		test_all(s, hashes, m, found);
+	else
+		test_list(s, hashes, idx, m, found);
+}
+
+static void
+blocked_test_copy(const struct segment *s, const unsigned char *buf,
+    uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
+    unsigned char *found)
+{
+	struct segment copy = *s;
+
+	copy.bits = (unsigned char *)(uintptr_t)buf;
+	copy.lo = s->lo + first;
+	blocked_test(&copy, hashes, idx, m, found);
+}
+
+static size_t
+blocked_add(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *isnew, int alone)
+{
+	if (alone)
+		return add_alone(s, hashes, idx, m, isnew);
+	if (idx == NULL)
+		return add_all(s, hashes, m, isnew);
+	return add_list(s, hashes, idx, m, isnew);
+}
+
+static void
+blocked_set(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, int alone)
+{
+	set_list(s, hashes, idx, m, alone);
+}
+
+/* A key adds what it tests: what an add holds is what a test finds. */
+const struct layout layout_blocked = {
+	.attach = blocked_attach,
+	.block = blocked_block,
+	.test = blocked_test,
+	.test_copy = blocked_test_copy,
+	.held_copy = blocked_test_copy,
+	.add = blocked_add,
+	.set = blocked_set,
+	.slot_fill = NULL,
+	.unit_blocks = 1,
+	.shared = 0,
+	.probes = 1,
+	.populate_writes = 0,
+};
+
+/* ==== The entry points, through each segment's layout ==== */
+
 uint64_t
 bits_block(const struct segment *s, uint64_t h)
 {
-	return block_index(s, h);
+	return s->layout->block(s, h);
+}
+
+bits_block_fn *
+bits_block_of(const struct segment *s)
+{
+	return s->layout->block;
+}
+
+void
+bits_test(const struct segment *s, const uint64_t *hashes, size_t n,
+    unsigned char *found)
+{
+	s->layout->test(s, hashes, NULL, n, found);
+}
+
+void
+bits_test_list(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *found)
+{
+	s->layout->test(s, hashes, idx, m, found);
+}
+
+void
+bits_test_copy(const struct segment *s, const unsigned char *buf,
+    uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
+    unsigned char *found)
+{
+	s->layout->test_copy(s, buf, first, hashes, idx, m, found);
+}
+
+unsigned
+bits_unit_blocks(const struct segment *s)
+{
+	return s->layout->unit_blocks;
+}
+
+void
+bits_held_copy(const struct segment *s, const unsigned char *buf,
+    uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
+    unsigned char *held)
+{
+	s->layout->held_copy(s, buf, first, hashes, idx, m, held);
+}
+
+size_t
+bits_add(const struct segment *s, const uint64_t *hashes, size_t n,
+    unsigned char *isnew)
+{
+	return s->layout->add(s, hashes, NULL, n, isnew, 0);
+}
+
+size_t
+bits_add_list(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *isnew)
+{
+	return s->layout->add(s, hashes, idx, m, isnew, 0);
+}
+
+size_t
+bits_add_alone(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *isnew)
+{
+	return s->layout->add(s, hashes, idx, m, isnew, 1);
+}
+
+void
+bits_set_list(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m)
+{
+	s->layout->set(s, hashes, idx, m, 0);
+}
+
+void
+bits_set_list_alone(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m)
+{
+	s->layout->set(s, hashes, idx, m, 1);
 }
 
 struct bits_extent

@@ -1,6 +1,8 @@
 /* bits.h: interface of bits.c, the bit arrays of the segments: where a
  * key's block and bits are, and testing and setting keys in a segment,
- * with prefetching.  A segment is store/handle.h's, opaque here. */
+ * with prefetching, each through the segment's layout (layout.h), and
+ * the passes over several segments.  A segment is store/handle.h's,
+ * opaque here. */
 #ifndef BLOOM_BITS_H
 #define BLOOM_BITS_H
 
@@ -22,8 +24,14 @@ struct bits_extent {
 struct bits_extent bits_extent(const struct segment *s);
 
 /* Returns the block of segment s, from its first, that the key with hash
- * h belongs to: s's block count or more if another slice holds it. */
+ * h belongs to (where its bits begin): s's block count or more if another
+ * slice holds it. */
 uint64_t bits_block(const struct segment *s, uint64_t h);
+
+/* bits_block as a function of segment s's layout, to be chosen once for
+ * s and called for each key (a sorted batch's sort). */
+typedef uint64_t bits_block_fn(const struct segment *s, uint64_t h);
+bits_block_fn *bits_block_of(const struct segment *s);
 
 /* Returns the slice, from 0, of slices equal slices of the whole filter
  * s is (or is a slice of) that holds the key with hash h. */
@@ -36,21 +44,38 @@ void bits_test(const struct segment *s, const uint64_t *hashes, size_t n,
     unsigned char *found);
 
 /* Tests the m keys that idx lists (indices into hashes) against segment
- * s, setting found[idx[j]]; returns how many were found. */
-size_t bits_test_list(const struct segment *s, const uint64_t *hashes,
+ * s, setting found[idx[j]] to 1 if key idx[j] may be in it, else 0. */
+void bits_test_list(const struct segment *s, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *found);
 
 /* Tests as bits_test_list does, against a copy of segment s's blocks
- * from block first on, in buf, for keys of those blocks only. */
-size_t bits_test_copy(const struct segment *s, const unsigned char *buf,
+ * from block first on, in buf, for keys of those blocks only; first is a
+ * multiple of bits_unit_blocks(s). */
+void bits_test_copy(const struct segment *s, const unsigned char *buf,
     uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
     unsigned char *found);
+
+/* Sets held[idx[j]] to 1 if adding key idx[j] to segment s would set no
+ * bit (bits_add_list would call it not new), else 0, against a copy as
+ * bits_test_copy. */
+void bits_held_copy(const struct segment *s, const unsigned char *buf,
+    uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
+    unsigned char *held);
+
+/* Returns the blocks a key's bits of segment s may span, aligned: a copy
+ * of its blocks begins at a multiple of it. */
+unsigned bits_unit_blocks(const struct segment *s);
 
 /* Keeps in idx[0..m) only the keys that found does not mark, or if all
  * lists there the keys of 0 to m that it does not mark; returns how
  * many. */
 size_t bits_missing(uint32_t *idx, size_t m, const unsigned char *found,
     int all);
+
+/* Returns 1 if a segment before seg[i] shares its array and its layout
+ * (an age-partitioned window's generations), and so answers as it does:
+ * a pass tests it no more. */
+int bits_shared(const struct segment *const *seg, unsigned i);
 
 /* Tests the n keys against the nseg segments seg lists, the likeliest
  * first: all n if all, else the m that idx lists (indices into hashes;

@@ -7,11 +7,11 @@
 #include <string.h>
 
 #include "lib/memory.h"
-#include "store/apbf.h"
 #include "store/bits.h"
 #include "store/fill.h"
 #include "store/handle.h"
 #include "store/holes.h"
+#include "store/layout.h"
 #include "store/segments.h"
 
 uint64_t
@@ -49,16 +49,14 @@ uint64_t
 fill_slot(struct bloom *b, unsigned i, uint64_t *slot_bits)
 {
 	const struct segment *s = &b->seg[i];
-	uint64_t stamp = *slot_bits = 0;
+	uint64_t stamp;
 
-	if (s->apbf.bits == NULL || s->stamp == NULL)
+	*slot_bits = 0;
+	if (s->layout->slot_fill == NULL || s->stamp == NULL)
 		return 0;
 	stamp = format_word_load(s->stamp);
-	*slot_bits = s->apbf.ngroups * s->apbf.width;
-	if (stamp == 0)
-		return 0;
-	if (!b->sparse && !b->prefaulted && memory_fits(s->map_size))
+	if (stamp != 0 && !b->sparse && !b->prefaulted &&
+	    memory_fits(s->map_size))
 		segments_prefault(b);
-	return apbf_slot_bits(&s->apbf, apbf_slot_of(stamp - 1,
-	    s->apbf.slots));
+	return s->layout->slot_fill(s, stamp, slot_bits);
 }

@@ -221,10 +221,6 @@ bloom_strerror(int s)
 	case BLOOM_EAPBF:
 		return "corrupt segment table (age-partitioned generations "
 		    "differ)";
-	case BLOOM_EAPBF_SORTED:
-		return "an age-partitioned window is not added to or checked "
-		    "in sorted batches: give --memory room for the whole "
-		    "filter";
 	}
 	return "unknown error";
 }

@@ -86,11 +86,8 @@ enum bloom_status {
 	BLOOM_ESLICE_DIVIDE,	/* the slices do not divide the blocks */
 	BLOOM_EDANGLING,	/* create -f: a symbolic link to nothing */
 	BLOOM_EEPOCH_LAST,	/* a window at its last generation */
-	BLOOM_EAPBF,		/* age-partitioned generations differ, or
+	BLOOM_EAPBF		/* age-partitioned generations differ, or
 				 * their hash count makes no layout */
-	BLOOM_EAPBF_SORTED	/* an age-partitioned window larger than the
-				 * memory given: sorted batches do not
-				 * know its layout */
 };
 
 /* One segment: a blocked bit array and what it was sized for. */

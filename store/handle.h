@@ -10,9 +10,14 @@
 #include "store/apbf.h"
 #include "store/format.h"
 
+struct layout;
+struct mode_policy;
+
 /* One segment as mapped. */
 struct segment {
 	struct segment_info info;	/* as validated from the table */
+	const struct layout *layout;	/* its layout's operations
+					 * (store/layout.h) */
 	unsigned char *bits;		/* its bit array */
 	unsigned char *map;		/* its own mapping, or NULL (v1) */
 	size_t map_size;		/* bytes of map */
@@ -24,8 +29,7 @@ struct segment {
 	uint64_t lo;			/* the first of those it holds */
 	struct apbf_view apbf;		/* a generation of an age-partitioned
 					 * window: its group array as of the
-					 * last refresh; else apbf.bits is
-					 * NULL */
+					 * last refresh (layout_apbf) */
 };
 
 /* An open filter. */
@@ -38,6 +42,7 @@ struct bloom {
 	unsigned char *head;	/* v2: header and table; v1: the file */
 	size_t head_size;	/* bytes of head */
 	struct bloom_header hdr;	/* the header as validated at open */
+	const struct mode_policy *mode;	/* its mode's policy (modes.h) */
 	uint64_t seed;		/* hash seed */
 	struct segment seg[SEGMENTS_MAX];	/* the segments mapped */
 	unsigned nmapped;	/* segments mapped: those in use at the last

@@ -59,6 +59,7 @@
 #include "store/ages.h"
 #include "store/holes.h"
 #include "store/handle.h"
+#include "store/layout.h"
 #include "store/locks.h"
 #include "store/segments.h"
 
@@ -127,8 +128,9 @@ segments_plan(const struct bloom_header *h, unsigned i, uint64_t offset,
 	return BLOOM_OK;
 }
 
-/* Maps segment i, whose entry is valid, as b->hdr.seg[i] has it: the
- * generations of an age-partitioned window share the first one's map. */
+/* Maps segment i, whose entry is valid, as b->hdr.seg[i] has it, with
+ * its layout's table: the generations of a window whose layout shares
+ * one array (age-partitioned) share the first one's map. */
 static int
 map_one(struct bloom *b, unsigned i)
 {
@@ -136,6 +138,7 @@ map_one(struct bloom *b, unsigned i)
 	int prot = PROT_READ | (b->writable ? PROT_WRITE : 0);
 
 	sg->info = b->hdr.seg[i];
+	sg->layout = layout_of(&b->hdr, i);
 	sg->whole = sg->info.nblocks;
 	sg->lo = 0;
 	if (b->hdr.slices != 0) {
@@ -152,17 +155,11 @@ map_one(struct bloom *b, unsigned i)
 	sg->inserted = head_word(b, format_slot_offset(i) +
 	    SLOT_OFF_INSERTED);
 	sg->stamp = head_word(b, format_slot_offset(i) + SLOT_OFF_STAMP);
-	memset(&sg->apbf, 0, sizeof sg->apbf);
-	if (b->hdr.layout == LAYOUT_APBF && i < b->hdr.slots) {
-		sg->apbf.ngroups = sg->info.nblocks / APBF_GROUP_BLOCKS;
-		sg->apbf.hashes = sg->info.hashes;
-		sg->apbf.slots = sg->info.hashes + b->hdr.slots - 1;
-		sg->apbf.width = APBF_GROUP_BITS / sg->apbf.slots;
-		if (i > 0) {
-			sg->map = NULL;
-			sg->bits = sg->apbf.bits = b->seg[0].bits;
-			return BLOOM_OK;
-		}
+	if (sg->layout->shared && i > 0) {
+		sg->map = NULL;
+		sg->bits = b->seg[0].bits;
+		sg->layout->attach(sg, &b->hdr);
+		return BLOOM_OK;
 	}
 	sg->map = mmap(NULL, sg->map_size, prot, MAP_SHARED, b->fd,
 	    (off_t)sg->info.offset);
@@ -188,8 +185,7 @@ map_one(struct bloom *b, unsigned i)
 		return BLOOM_ERRNO;
 	}
 	sg->bits = sg->map;
-	if (sg->apbf.slots != 0)
-		sg->apbf.bits = sg->bits;
+	sg->layout->attach(sg, &b->hdr);
 	return BLOOM_OK;
 }
 
@@ -266,7 +262,7 @@ segments_prefault(struct bloom *b)
 		prefault_range(b->head, b->head_size, 0);
 	for (i = 0; i < b->nmapped; i++)	/* see segments.h */
 		if (b->seg[i].map != NULL && (!b->writable ||
-		    b->seg[i].apbf.bits == NULL))
+		    !b->seg[i].layout->populate_writes))
 			prefault_range(b->seg[i].map, b->seg[i].map_size, 0);
 }
 
@@ -274,7 +270,7 @@ void
 segments_prefault_writes(struct bloom *b)
 {
 	b->populated = 1;
-	if (b->writable && b->seg[0].apbf.bits != NULL)	/* its map: the array */
+	if (b->writable && b->seg[0].layout->populate_writes)
 		prefault_range(b->seg[0].map, b->seg[0].map_size, 1);
 }
 

@@ -295,87 +295,158 @@ pretested(const struct line_group *g, size_t from, size_t n,
 	return g->hashed - from < n ? g->hashed - from : n;
 }
 
+/* Writes the first n lines of the batch that t->hit selects.  Returns
+ * STREAM_DONE, or how it failed. */
+static enum stream_end
+write_batch(struct engine *e, size_t n)
+{
+	struct batch *t = e->batch;
+	unsigned char want = e->invert ? 0 : 1;
+	const unsigned char *line;
+	size_t i, len;
+
+	for (i = 0; i < n; i++) {
+		if (t->hit[i] != want)
+			continue;
+		if ((line = batch_line(t, e->filter, i, &len)) == NULL)
+			return errno == ESTALE ? STREAM_CHANGED :
+			    STREAM_READ_ERROR;
+		if (put_line(e, line, len, which_name(e, 0)) == -1)
+			return STREAM_WRITE_ERROR;
+	}
+	return STREAM_DONE;
+}
+
+/* A chunk of lines the filter answers at once: a piece of a group, line
+ * by line, or a sorted batch. */
+struct chunk {
+	const struct bloom_pass *pass;	/* the batch's sorted pass, or NULL:
+				 * line by line */
+	const struct bloom_pretest *pretest;	/* what the reader tested
+				 * ahead, or NULL */
+	const unsigned char *prefound;	/* its answers for these lines, or
+				 * NULL */
+	const uint64_t *hash;	/* the lines' hashes */
+	unsigned char *hit;	/* their answers */
+	size_t n;		/* lines */
+	const struct line_group *g;	/* where they are: g's lines from
+				 * first on, or NULL: the batch's */
+	size_t first;		/* g's first line of the chunk */
+	uint32_t *once;		/* scratch of repeats_once */
+	size_t once_cap;	/* entries of once */
+	unsigned char *again;	/* scratch of bloom_add_claim: n bytes */
+};
+
+/* Writes the selected lines of the first n of chunk c. */
+static enum stream_end
+write_chunk(struct engine *e, const struct chunk *c, size_t n)
+{
+	if (!e->emit)
+		return STREAM_DONE;
+	if (c->g != NULL)
+		return write_selected(e, c->g, c->first, n);
+	return write_batch(e, n);
+}
+
 /*
- * Adds the lines of g, writing the new ones (or, --dups, the others)
- * before it sets any bit: test, once per chunk, claim, write, deliver,
- * set.  The chunks are pieces of LIVE_CHUNK lines, whose blocks are still
- * in the processor's cache when their bits are set; the output is written
- * about as often as when it fills.
+ * Adds the lines of chunk c, writing the new ones (or, --dups, the
+ * others) before it sets any bit: test, once, claim, write, deliver, set.
+ * Sets *done to the lines whose bits are set.
  */
 static enum stream_end
-live_group(struct engine *e, const struct line_group *g)
+live_chunk(struct engine *e, const struct chunk *c, size_t *done)
 {
-	const unsigned char *pre;
-	enum stream_end end = STREAM_DONE;
-	size_t from, k, done;
+	struct bloom *b = e->filter;
+	enum stream_end end;
 
-	for (from = 0; from < g->nlines; from += k) {
-		k = pretested(g, from, g->nlines - from < LIVE_CHUNK ?
-		    g->nlines - from : LIVE_CHUNK, &pre);
-		e->status = bloom_add_test(e->filter, g->pretest, pre,
-		    g->hash + from, k, e->hit + from);
-		if (e->status != BLOOM_OK)
-			return STREAM_FILTER_ERROR;
-		if (!bloom_finds_repeats(e->filter))
-			repeats_once(g->hash + from, e->hit + from, k,
-			    e->once, 2 * LINES_MAX);
-		e->status = bloom_add_claim_pass(e->filter, NULL,
-		    g->hash + from, e->hit + from, k, e->again);
-		if (e->status != BLOOM_OK)
-			return STREAM_FILTER_ERROR;
-		if ((end = write_selected(e, g, from, k)) != STREAM_DONE ||
-		    (end = deliver(e)) != STREAM_DONE)
-			return end;
-		e->status = bloom_add_set(e->filter, g->hash + from,
-		    e->hit + from, k, &done);
-		if (e->status != BLOOM_OK)
-			break;
-	}
-	replan(e);
-	book(e, e->hit, g->nlines, g->bytes);
+	e->status = bloom_add_test(b, c->pass, c->pretest, c->prefound,
+	    c->hash, c->n, c->hit);
+	if (e->status != BLOOM_OK)
+		return STREAM_FILTER_ERROR;
+	if (!bloom_finds_repeats(b))
+		repeats_once(c->hash, c->hit, c->n, c->once, c->once_cap);
+	e->status = bloom_add_claim(b, c->pass, c->hash, c->hit, c->n,
+	    c->again);
+	if (e->status != BLOOM_OK)
+		return STREAM_FILTER_ERROR;
+	if ((end = write_chunk(e, c, c->n)) != STREAM_DONE ||
+	    (end = deliver(e)) != STREAM_DONE)
+		return end;
+	e->status = bloom_add_set(b, c->pass, c->hash, c->hit, c->n, done);
 	return e->status == BLOOM_OK ? STREAM_DONE : STREAM_FILTER_ERROR;
 }
 
 /*
- * Adds or tests the lines of g and writes the selected ones.  For add, a
- * line is selected if it was new; for check, if it may be in the set (or,
- * with -v, if it certainly is not).
+ * The one path of every chunk, line by line or sorted: adds or tests its
+ * lines and writes the selected ones, setting *done to the lines the
+ * filter answered (those before a failure, written too).  For add, a line
+ * is selected if it was new; for check, if it may be in the set (or, with
+ * -v, if it certainly is not).
+ */
+static enum stream_end
+run_chunk(struct engine *e, const struct chunk *c, size_t *done)
+{
+	enum stream_end end;
+
+	*done = 0;
+	if (e->adding && e->emit)
+		return live_chunk(e, c, done);
+	if (e->adding)
+		e->status = bloom_add(e->filter, c->pass, c->pretest,
+		    c->prefound, c->hash, c->n, c->hit, done);
+	else if ((e->status = bloom_test(e->filter, c->pass, c->pretest,
+	    c->prefound, c->hash, c->n, c->hit)) == BLOOM_OK)
+		*done = c->n;
+	if ((end = write_chunk(e, c, *done)) != STREAM_DONE)
+		return end;
+	return e->status == BLOOM_OK ? STREAM_DONE : STREAM_FILTER_ERROR;
+}
+
+/*
+ * Adds or tests the lines of g and writes the selected ones: the lines
+ * the reader pretested, then the others, each a chunk; an add that
+ * writes lines, pieces of LIVE_CHUNK lines, whose blocks are still in the
+ * processor's cache when their bits are set (the output is written about
+ * as often as when it fills).
  */
 static enum stream_end
 run_group(struct engine *e, const struct line_group *g)
 {
-	const unsigned char *pre;
-	size_t done = 0, from, k, part;
+	enum stream_end end = STREAM_DONE;
+	struct chunk c;
+	size_t done = 0, from, part, most;
 
-	if (e->adding && e->emit)
-		return live_group(e, g);
 	if (e->all != NULL) {
 		if ((e->status = union_test(e->all, g, e->hit)) == BLOOM_OK)
 			done = g->nlines;
 		else
 			e->failed = e->all->filter[e->all->failed];
+		book(e, e->hit, done, g->bytes);
+		if (e->emit && write_selected(e, g, 0, done) != STREAM_DONE)
+			return STREAM_WRITE_ERROR;
+		return e->status == BLOOM_OK ? STREAM_DONE :
+		    STREAM_FILTER_ERROR;
 	}
-	/* The lines the reader pretested, then the others. */
-	for (from = 0; e->all == NULL && from < g->nlines; from += k) {
-		k = pretested(g, from, g->nlines - from, &pre);
-		part = 0;
-		if (e->adding)
-			e->status = bloom_add(e->filter, g->pretest, pre,
-			    g->hash + from, k, e->hit + from, &part);
-		else if ((e->status = bloom_test(e->filter, g->pretest, pre,
-		    g->hash + from, k, e->hit + from)) == BLOOM_OK)
-			part = k;
+	memset(&c, 0, sizeof c);
+	c.pretest = g->pretest;
+	c.g = g;
+	c.once = e->once;
+	c.once_cap = 2 * LINES_MAX;
+	c.again = e->again;
+	for (from = 0; end == STREAM_DONE && from < g->nlines; from += c.n) {
+		most = g->nlines - from;
+		if (e->adding && e->emit && most > LIVE_CHUNK)
+			most = LIVE_CHUNK;
+		c.n = pretested(g, from, most, &c.prefound);
+		c.hash = g->hash + from;
+		c.hit = e->hit + from;
+		c.first = from;
+		end = run_chunk(e, &c, &part);
 		done = from + part;
-		if (e->status != BLOOM_OK)
-			break;
 	}
-	if (e->all == NULL)
-		replan(e);
-	/* The lines before a failure were added: they are written. */
+	replan(e);
 	book(e, e->hit, done, g->bytes);
-	if (e->emit && write_selected(e, g, 0, done) != STREAM_DONE)
-		return STREAM_WRITE_ERROR;
-	return e->status == BLOOM_OK ? STREAM_DONE : STREAM_FILTER_ERROR;
+	return end;
 }
 
 /*
@@ -397,10 +468,6 @@ choose_mode(struct engine *e)
 	    &plan);
 	if (!plan.sorted)
 		return 0;
-	if (bloom_header(e->filter)->layout == LAYOUT_APBF) {
-		e->status = BLOOM_EAPBF_SORTED;
-		return -1;
-	}
 	if ((e->batch = malloc(sizeof *e->batch)) == NULL)
 		return -1;
 	if (batch_init(e->batch, &plan, e->emit) == -1) {
@@ -411,88 +478,35 @@ choose_mode(struct engine *e)
 	return 0;
 }
 
-/* Writes the first n lines of the batch that t->hit selects.  Returns
- * STREAM_DONE, or how it failed. */
-static enum stream_end
-write_batch(struct engine *e, size_t n)
-{
-	struct batch *t = e->batch;
-	unsigned char want = e->invert ? 0 : 1;
-	const unsigned char *line;
-	size_t i, len;
-
-	for (i = 0; e->emit && i < n; i++) {
-		if (t->hit[i] != want)
-			continue;
-		if ((line = batch_line(t, e->filter, i, &len)) == NULL)
-			return errno == ESTALE ? STREAM_CHANGED :
-			    STREAM_READ_ERROR;
-		if (put_line(e, line, len, which_name(e, 0)) == -1)
-			return STREAM_WRITE_ERROR;
-	}
-	return STREAM_DONE;
-}
-
-/* Adds the batch as live_group adds a group: test, once, claim, write,
- * deliver, set. */
-static enum stream_end
-live_batch(struct engine *e)
-{
-	struct batch *t = e->batch;
-	enum stream_end end;
-	size_t done;
-
-	e->status = sweep_add_test(&t->sweep, e->filter, t->hash, t->n,
-	    t->hit);
-	if (e->status != BLOOM_OK)
-		return STREAM_FILTER_ERROR;
-	if (!bloom_finds_repeats(e->filter))
-		repeats_once(t->hash, t->hit, t->n, sweep_scratch(&t->sweep),
-		    2 * t->cap);
-	e->status = sweep_add_claim(&t->sweep, e->filter, t->hash, t->hit,
-	    t->n, t->again);
-	if (e->status != BLOOM_OK)
-		return STREAM_FILTER_ERROR;
-	if ((end = write_batch(e, t->n)) != STREAM_DONE ||
-	    (end = deliver(e)) != STREAM_DONE)
-		return end;
-	e->status = sweep_add_set(&t->sweep, e->filter, t->hash, t->hit, t->n,
-	    &done);
-	book(e, t->hit, t->n, t->bytes);
-	return e->status == BLOOM_OK ? STREAM_DONE : STREAM_FILTER_ERROR;
-}
-
 /*
- * Adds or tests the batch and writes its selected lines, as run_group
- * does for a group; then empties it.
+ * Adds or tests the batch as one chunk, a sorted one, and writes its
+ * selected lines, as run_group does for a group; then empties it.
  */
 static enum stream_end
 run_batch(struct engine *e)
 {
 	struct batch *t = e->batch;
+	struct bloom_pass pass;
 	enum stream_end end;
-	size_t done = 0;
+	struct chunk c;
+	size_t done;
 
 	if (t->n == 0)
 		return STREAM_DONE;
-	if (e->adding && e->emit) {
-		end = live_batch(e);
-		batch_clear(t);
-		return end;
-	}
-	if (e->adding)
-		e->status = sweep_add(&t->sweep, e->filter, t->hash, t->n,
-		    t->hit, &done);
-	else if ((e->status = sweep_test(&t->sweep, e->filter, t->hash, t->n,
-	    t->hit)) == BLOOM_OK)
-		done = t->n;
+	pass = sweep_pass(&t->sweep, e->filter);
+	memset(&c, 0, sizeof c);
+	c.pass = &pass;
+	c.hash = t->hash;
+	c.hit = t->hit;
+	c.n = t->n;
+	c.once = sweep_scratch(&t->sweep);
+	c.once_cap = 2 * t->cap;
+	c.again = t->again;
+	end = run_chunk(e, &c, &done);
 	book(e, t->hit, done, t->bytes);
-	end = write_batch(e, done);
 	batch_clear(t);
 	if (end != STREAM_DONE)
 		return end;
-	if (e->status != BLOOM_OK)
-		return STREAM_FILTER_ERROR;
 	/* Lines come out a batch at a time: let these go on now. */
 	return engine_flush(e) == -1 ? STREAM_WRITE_ERROR : STREAM_DONE;
 }
@@ -546,8 +560,7 @@ engine_stream(struct engine *e, int fd)
 	int err = 0;
 
 	if (choose_mode(e) == -1) {
-		if (e->status != BLOOM_EAPBF_SORTED)
-			e->status = BLOOM_ERRNO;
+		e->status = BLOOM_ERRNO;
 		return STREAM_FILTER_ERROR;
 	}
 	free_plans(e);

@@ -61,7 +61,7 @@ struct engine {
 				 * written, before its lines are marked
 				 * seen (--sync) */
 	uint32_t *once;		/* scratch of repeats_once for a group */
-	unsigned char *again;	/* scratch of bloom_add_claim_pass */
+	unsigned char *again;	/* scratch of bloom_add_claim */
 	int planned;		/* line by line or sorted was chosen */
 	struct batch *batch;	/* sorted batches, or NULL: line by line */
 };

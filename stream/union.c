@@ -120,7 +120,7 @@ union_test(struct filter_union *u, const struct line_group *g,
 			hashed += s == hashed;
 			hashes = u->hashes[s];
 		}
-		status = bloom_test(u->filter[f], NULL, NULL, hashes,
+		status = bloom_test(u->filter[f], NULL, NULL, NULL, hashes,
 		    g->nlines, u->found);
 		if (status != BLOOM_OK) {
 			u->failed = f;

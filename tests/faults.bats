@@ -186,6 +186,30 @@ full_disk() {
 		[ "$stderr" = "bloom: mnt/f.bf: Input/output error" ]
 }
 
+@test "out-of-core add --new --sync whose write-back fails exits 2, as plain add does (issue 33)" {
+	need_root
+	full_disk
+	bloom create --seed 3 -s 64M mnt/f.bf
+	keys 300000 >in
+	run --separate-stderr bloom add --new --sync --memory 8M mnt/f.bf in
+	echo "status $status, stderr: $stderr"
+	[ "$status" -eq 2 ]
+	[ "${stderr_lines[0]}" = "bloom: mnt/f.bf: No space left on device" ] ||
+		[ "${stderr_lines[0]}" = "bloom: mnt/f.bf: Input/output error" ]
+}
+
+@test "out-of-core add --new whose write-back fails exits 2 (issue 33)" {
+	need_root
+	full_disk
+	bloom create --seed 3 -s 64M mnt/f.bf
+	keys 300000 >in
+	run --separate-stderr bloom add --new --memory 8M mnt/f.bf in
+	echo "status $status, stderr: $stderr"
+	[ "$status" -eq 2 ]
+	[ "${stderr_lines[0]}" = "bloom: mnt/f.bf: No space left on device" ] ||
+		[ "${stderr_lines[0]}" = "bloom: mnt/f.bf: Input/output error" ]
+}
+
 @test "growth on a full disk: exit 2, No space left on device, the filter still whole" {
 	need_root
 	# Room for the first segment, not for the second.
