@@ -397,8 +397,8 @@ parse_memory(enum command cmd, const char *arg)
 	uint64_t v;
 
 	if (parse_size(arg, &v) == -1 || v < 4096)
-		usage_error((int)cmd, "%s: --memory takes a size of 4K or more "
-		    "(K, M, G or T): '%s'", command_name[cmd], arg);
+		usage_error((int)cmd, "%s: --memory takes a size of 4K or more, "
+		    "such as 512M or 1GB, not '%s'", command_name[cmd], arg);
 	return v;
 }
 
@@ -448,13 +448,14 @@ cmd_add(int argc, char **argv)
 			if (parse_count(optarg, &want.capacity) == -1 ||
 			    want.capacity == 0)
 				usage_error(CMD_ADD, "add: -n takes a positive "
-				    "whole number, with K, M or G for thousands, "
-				    "millions or billions, not '%s'", optarg);
+				    "whole number such as 1000000, 1M or 1e6 (K, "
+				    "M, G: powers of 1000), not '%s'", optarg);
 			break;
 		case 'p':
 			if (parse_fpr(optarg, &want.target_fpr, &why) == -1)
 				usage_error(CMD_ADD, "add: -p takes a rate "
-				    "between 0 and 1, not '%s'%s", optarg, why);
+				    "between 0 and 1 such as 0.01, 1e-3 or 1%%, "
+				    "not '%s'%s", optarg, why);
 			break;
 		case OPT_SYNC:
 			sync = 1;

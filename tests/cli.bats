@@ -110,8 +110,9 @@ Add lines to the filter.  A missing filter is created growable, for
   -n capacity  a missing filter'\''s first segment is for this many
                lines (K, M, G: powers of 1000); an existing filter
                must have this capacity
-  -p fpr       a missing filter'\''s rate; an existing one must have it
-  --memory S   bytes bloom may use (K, M, G, T); default: the cgroup
+  -p fpr       a missing filter'\''s rate (0.01 or 1%); an existing one
+               must have it
+  --memory S   bytes bloom may use (512M, 1GB); default: the cgroup
                limit or available memory
   --no-create  fail if the filter does not exist
   --progress   a status line on standard error as it goes
