@@ -104,7 +104,8 @@ Add lines to the filter.  A missing filter is created growable, for
   -D, --dups   write the lines that were already in it: every repeat,
                not the first occurrence (as awk '\''seen[$0]++'\'')
   -f list      the key is these fields (1,3 or 2- as in cut), not the
-               whole line; missing fields are empty
+               whole line; missing fields are empty; a line without
+               the separator is one field, as in cut
   -d delim     the field separator, one byte (default TAB)
   -z           lines end with NUL, not newline
   -n capacity  a missing filter'\''s first segment is for this many
