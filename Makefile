@@ -30,7 +30,7 @@ endif
 # own layer or of those below it (README.md, "Layout of the source";
 # checked by .ci/layers).
 CLI_OBJ = cli.o cli/cmd_create.o cli/cmd_stream.o cli/cmd_filter.o cli/msg.o \
-	cli/parse.o cli/progress.o cli/report.o
+	cli/foreign.o cli/parse.o cli/progress.o cli/report.o
 STREAM_OBJ = stream/engine.o stream/batch.o stream/lines.o stream/fields.o \
 	stream/union.o stream/repeats.o
 FILTER_OBJ = filter/create.o filter/fold.o filter/merge.o filter/stats.o filter/sweep.o

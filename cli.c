@@ -22,6 +22,7 @@
 
 
 #include "cli.h"
+#include "cli/foreign.h"
 #include "cli/msg.h"
 #include "stream/engine.h"
 #include "stream/fields.h"
@@ -348,6 +349,8 @@ is_directory(const char *path)
 void
 filter_error(const char *path, int s, const struct bloom_header *h)
 {
+	char why[512];
+
 	if (s != BLOOM_OK && is_directory(path))
 		msg_warn("%s: is a directory, not a filter", path);
 	else if (s == BLOOM_ESIZE)
@@ -356,6 +359,8 @@ filter_error(const char *path, int s, const struct bloom_header *h)
 	else if (s == BLOOM_EVERSION)
 		msg_warn("%s: unsupported format version %" PRIu32
 		    " (this bloom reads versions 1 and 2)", path, h->version);
+	else if (s == BLOOM_EMAGIC && foreign_file(path, why, sizeof why))
+		msg_warn("%s: %s", path, why);
 	else
 		msg_warn("%s: %s", path, bloom_strerror(s));
 }
