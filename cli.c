@@ -22,6 +22,7 @@
 
 
 #include "cli.h"
+#include "cli/foreign.h"
 #include "cli/msg.h"
 #include "stream/engine.h"
 #include "stream/fields.h"
@@ -66,10 +67,13 @@ static const char *const option_help[NCMD] = {
 	"positive rate; any two of -n, -p and -s determine the third (-s\n"
 	"alone keeps the rate of 0.01 and derives the capacity).\n"
 	"  -n capacity  items the filter is sized for (default 1000000), with\n"
-	"               suffix K, M or G (powers of 1000: 5M is 5000000)\n"
-	"  -p fpr       false-positive rate at capacity (default 0.01)\n"
+	"               suffix K, M or G (powers of 1000: 5M is 5000000),\n"
+	"               with a point or an exponent if whole: 2.5M, 2e9\n"
+	"  -p fpr       false-positive rate at capacity (default 0.01), or a\n"
+	"               percentage: 1% is 0.01\n"
 	"  -s size      bytes of bit array, with suffix K, M, G or T (powers of\n"
-	"               1024); rounded down to whole 64-byte blocks\n"
+	"               1024, also KiB...) or KB, MB, GB, TB (powers of 1000);\n"
+	"               rounded down to whole 64-byte blocks\n"
 	"  -k hashes    bits per item, 1 to 32 (default: the best for the size)\n"
 	"  --grow       grow past capacity: -n is the first segment's capacity,\n"
 	"               -p bounds the rate of the whole filter at any size\n"
@@ -78,7 +82,7 @@ static const char *const option_help[NCMD] = {
 	"               forget: G generations (2-64), the oldest dropped at\n"
 	"               each rotation; -n is distinct lines per window\n"
 	"  --window D   rotate by time: remember a line for at least D after it\n"
-	"               was last added (90s, 30m, 12h, 7d, 2w); without it,\n"
+	"               was last added (90s, 30m, 1.5h, 7D, 2w); without it,\n"
 	"               bloom rotate rotates\n"
 	"  --layout L   with --generations: blocked (the default), a segment per\n"
 	"               generation; or apbf, age-partitioned: every generation's\n"
@@ -90,7 +94,7 @@ static const char *const option_help[NCMD] = {
 	"  --no-renew   with --generations: remember a line for its window from\n"
 	"               when it was first added; sightings do not renew it, so\n"
 	"               add --new passes it again once the window has passed\n"
-	"  --max-size S with --generations: the bytes (K, M, G, T) the file may\n"
+	"  --max-size S with --generations: the bytes (as -s) the file may\n"
 	"               grow to when a generation fills before its time; past\n"
 	"               them it closes early instead (default: no limit)\n"
 	"  --slices n   round the blocks up to a multiple of n, so that the\n"
@@ -120,14 +124,16 @@ static const char *const option_help[NCMD] = {
 	"  -D, --dups   write the lines that were already in it: every repeat,\n"
 	"               not the first occurrence (as awk 'seen[$0]++')\n"
 	"  -f list      the key is these fields (1,3 or 2- as in cut), not the\n"
-	"               whole line; missing fields are empty\n"
+	"               whole line; missing fields are empty; a line without\n"
+	"               the separator is one field, as in cut\n"
 	"  -d delim     the field separator, one byte (default TAB)\n"
 	"  -z           lines end with NUL, not newline\n"
 	"  -n capacity  a missing filter's first segment is for this many\n"
 	"               lines (K, M, G: powers of 1000); an existing filter\n"
 	"               must have this capacity\n"
-	"  -p fpr       a missing filter's rate; an existing one must have it\n"
-	"  --memory S   bytes bloom may use (K, M, G, T); default: the cgroup\n"
+	"  -p fpr       a missing filter's rate (0.01 or 1%); an existing one\n"
+	"               must have it\n"
+	"  --memory S   bytes bloom may use (512M, 1GB); default: the cgroup\n"
 	"               limit or available memory\n"
 	"  --no-create  fail if the filter does not exist\n"
 	"  --progress   a status line on standard error as it goes\n"
@@ -147,10 +153,11 @@ static const char *const option_help[NCMD] = {
 	"               line, and a tab, before it\n"
 	"  -q           write nothing; the exit status tells\n"
 	"  -f list      the key is these fields (1,3 or 2- as in cut), not the\n"
-	"               whole line; missing fields are empty\n"
+	"               whole line; missing fields are empty; a line without\n"
+	"               the separator is one field, as in cut\n"
 	"  -d delim     the field separator, one byte (default TAB)\n"
 	"  -z           lines end with NUL, not newline\n"
-	"  --memory S   bytes bloom may use (K, M, G, T); default: the cgroup\n"
+	"  --memory S   bytes bloom may use (512M, 1GB); default: the cgroup\n"
 	"               limit or available memory\n"
 	"  --progress   a status line on standard error as it goes\n"
 	"SIGUSR1 prints one status line.\n"
@@ -342,6 +349,8 @@ is_directory(const char *path)
 void
 filter_error(const char *path, int s, const struct bloom_header *h)
 {
+	char why[512];
+
 	if (s != BLOOM_OK && is_directory(path))
 		msg_warn("%s: is a directory, not a filter", path);
 	else if (s == BLOOM_ESIZE)
@@ -350,6 +359,8 @@ filter_error(const char *path, int s, const struct bloom_header *h)
 	else if (s == BLOOM_EVERSION)
 		msg_warn("%s: unsupported format version %" PRIu32
 		    " (this bloom reads versions 1 and 2)", path, h->version);
+	else if (s == BLOOM_EMAGIC && foreign_file(path, why, sizeof why))
+		msg_warn("%s: %s", path, why);
 	else
 		msg_warn("%s: %s", path, bloom_strerror(s));
 }

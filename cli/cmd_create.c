@@ -433,15 +433,16 @@ cmd_create(int argc, char **argv)
 			if (parse_count(optarg, &p->capacity) == -1 ||
 			    p->capacity == 0)
 				usage_error(CMD_CREATE, "create: -n takes a "
-				    "positive whole number, with K, M or G for "
-				    "thousands, millions or billions, not '%s'",
+				    "positive whole number such as 1000000, 1M "
+				    "or 1e6 (K, M, G: powers of 1000), not '%s'",
 				    optarg);
 			have_n = 1;
 			break;
 		case 'p':
 			if (parse_fpr(optarg, &p->target_fpr, &why) == -1)
 				usage_error(CMD_CREATE, "create: -p takes a "
-				    "rate between 0 and 1, not '%s'%s", optarg,
+				    "rate between 0 and 1 such as 0.01, 1e-3 or "
+				    "1%%, not '%s'%s", optarg,
 				    why);
 			have_p = 1;
 			break;

@@ -90,6 +90,22 @@ is_filter(const struct engine *job, int fd)
 	return 0;
 }
 
+/* Warns once for an input of which no line held the separator of -f:
+ * each line was then its own key, whole, as cut(1) prints such a line,
+ * which is seldom what was meant. */
+static void
+tell_undelimited(const struct engine *job, const char *file)
+{
+	unsigned char sep = job->fields->delim;
+	char shown[8];
+
+	/* msg_warn shows a byte that is not printable escaped. */
+	snprintf(shown, sizeof shown, sep == '\t' ? "TAB" : "'%c'", sep);
+	msg_warn("%s: no line holds the separator (%s) of -f: each whole "
+	    "line was its key, as cut(1) takes it; -d sets the separator",
+	    input_name(file), shown);
+}
+
 /*
  * Runs job over the files (standard input if none).  A file that cannot be
  * read is reported and the others are still processed.  Returns 0, 1 if
@@ -101,7 +117,7 @@ stream_files(struct engine *job, int nfiles, char **files)
 	static char *stdin_only[] = { "-" };
 	int i, fd, own, trouble = 0;
 	enum stream_end e;
-	uint64_t before;
+	uint64_t before, lines;
 	int name_counts = file_names == 1 || (file_names == -1 && nfiles > 1);
 	int writes = job->emit || (job->route != 0 && job->routes == NULL);
 
@@ -136,7 +152,11 @@ stream_files(struct engine *job, int nfiles, char **files)
 			return -2;
 		}
 		before = job->selected;
+		lines = job->lines;
 		e = engine_stream(job, fd);
+		if (e == STREAM_DONE && job->fields != NULL &&
+		    job->lines > lines && !lines_delimited(&job->reader))
+			tell_undelimited(job, files[i]);
 		if (file_counts != NULL && e != STREAM_FILTER_ERROR &&
 		    e != STREAM_WRITE_ERROR) {
 			if (name_counts)
@@ -397,8 +417,8 @@ parse_memory(enum command cmd, const char *arg)
 	uint64_t v;
 
 	if (parse_size(arg, &v) == -1 || v < 4096)
-		usage_error((int)cmd, "%s: --memory takes a size of 4K or more "
-		    "(K, M, G or T): '%s'", command_name[cmd], arg);
+		usage_error((int)cmd, "%s: --memory takes a size of 4K or more, "
+		    "such as 512M or 1GB, not '%s'", command_name[cmd], arg);
 	return v;
 }
 
@@ -448,13 +468,14 @@ cmd_add(int argc, char **argv)
 			if (parse_count(optarg, &want.capacity) == -1 ||
 			    want.capacity == 0)
 				usage_error(CMD_ADD, "add: -n takes a positive "
-				    "whole number, with K, M or G for thousands, "
-				    "millions or billions, not '%s'", optarg);
+				    "whole number such as 1000000, 1M or 1e6 (K, "
+				    "M, G: powers of 1000), not '%s'", optarg);
 			break;
 		case 'p':
 			if (parse_fpr(optarg, &want.target_fpr, &why) == -1)
 				usage_error(CMD_ADD, "add: -p takes a rate "
-				    "between 0 and 1, not '%s'%s", optarg, why);
+				    "between 0 and 1 such as 0.01, 1e-3 or 1%%, "
+				    "not '%s'%s", optarg, why);
 			break;
 		case OPT_SYNC:
 			sync = 1;

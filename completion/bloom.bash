@@ -11,6 +11,12 @@ _bloom()
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
 	COMPREPLY=()
+	# --option=value: bash splits it at the "=".
+	if [ "$cur" = = ]; then
+		cur=
+	elif [ "$prev" = = ] && [ "$COMP_CWORD" -ge 3 ]; then
+		prev=${COMP_WORDS[COMP_CWORD - 2]}
+	fi
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		COMPREPLY=($(compgen -W "$cmds --help --version" -- "$cur"))
 		return 0
@@ -56,8 +62,16 @@ _bloom()
 	*)
 		return 0 ;;
 	esac
-	# The value of an option: a file for some, nothing to offer for the
-	# others.
+	# The value of an option: one of a fixed set, as the manual lists
+	# them; a file for some; nothing to offer for the others.
+	case $cmd:$prev in
+	create:--layout)
+		COMPREPLY=($(compgen -W 'blocked apbf' -- "$cur"))
+		return 0 ;;
+	create:--slice)
+		COMPREPLY=($(compgen -W 'auto' -- "$cur"))
+		return 0 ;;
+	esac
 	case " $fileopts " in
 	*" $prev "*)
 		COMPREPLY=($(compgen -f -- "$cur"))

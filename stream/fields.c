@@ -102,6 +102,13 @@ fields_key_max(const struct fields *f, size_t len)
 	return len + (size_t)f->named;
 }
 
+int
+fields_delimited(const struct fields *f, const unsigned char *line,
+    size_t len)
+{
+	return memchr(line, f->delim, len) != NULL;
+}
+
 size_t
 fields_key(const struct fields *f, const unsigned char *line, size_t len,
     unsigned char *key)
@@ -124,8 +131,15 @@ fields_key(const struct fields *f, const unsigned char *line, size_t len,
 		if (!more && i > f->named)
 			break;
 		if (more && (e = memchr(p, f->delim, (size_t)(end - p))) ==
-		    NULL)
+		    NULL) {
+			/* A line without the separator is one field that
+			 * every list selects, as cut(1) prints it. */
+			if (i == 1) {
+				memcpy(key, line, len);
+				return len;
+			}
 			e = end;
+		}
 		if (i >= f->lo[r]) {
 			if (any)
 				key[n++] = f->delim;

@@ -15,8 +15,9 @@ struct fields {
 	uint64_t hi[FIELDS_RANGES];	/* last field, UINT64_MAX if open */
 	unsigned nranges;		/* ranges in lo and hi */
 	uint64_t named;			/* highest field the list names: a
-					 * line with fewer fields is read as
-					 * if empty fields followed */
+					 * line with fewer fields (but the
+					 * separator) is read as if empty
+					 * fields followed */
 	unsigned char delim;		/* field separator */
 };
 
@@ -24,12 +25,18 @@ struct fields {
  * separator delim.  Returns 0, or -1 if list is not a valid list. */
 int fields_parse(struct fields *f, const char *list, unsigned char delim);
 
+/* Returns 1 if the line of len bytes holds f's separator, else 0. */
+int fields_delimited(const struct fields *f, const unsigned char *line,
+    size_t len);
+
 /* The most bytes fields_key adds to a line of len bytes. */
 size_t fields_key_max(const struct fields *f, size_t len);
 
 /* Writes the key of the line of len bytes into key, which has room for
  * fields_key_max(f, len) bytes: its selected fields in order, joined by
- * the separator.  Returns the key's length. */
+ * the separator, fields past its last read as empty; or, if the line does
+ * not hold the separator, the whole line, as cut(1) prints it.  Returns
+ * the key's length. */
 size_t fields_key(const struct fields *f, const unsigned char *line,
     size_t len, unsigned char *key);
 

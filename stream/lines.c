@@ -385,6 +385,12 @@ hash_lines(struct lines *r, struct line_group *g, const struct bloom *filter,
 		}
 		keylen = fields_key(r->fields, g->line[i].data, g->line[i].len,
 		    r->key);
+		/* Two threads may hash lines of one input: a flag set
+		 * once, checked until then. */
+		if (!__atomic_load_n(&r->delimited, __ATOMIC_RELAXED) &&
+		    fields_delimited(r->fields, g->line[i].data,
+		    g->line[i].len))
+			__atomic_store_n(&r->delimited, 1, __ATOMIC_RELAXED);
 		g->hash[i] = bloom_hash(filter, r->key, keylen);
 	}
 	return 0;
@@ -633,6 +639,7 @@ lines_start(struct lines *r, int fd, const struct bloom *filter,
 
 	r->fd = fd;
 	r->filter = filter;
+	r->delimited = 0;
 	lines_pretest(r, pretest);
 	r->threaded = 0;
 	if (fstat(fd, &st) == -1)
@@ -657,6 +664,12 @@ void
 lines_fields(struct lines *r, const struct fields *f)
 {
 	r->fields = f;
+}
+
+int
+lines_delimited(const struct lines *r)
+{
+	return __atomic_load_n(&r->delimited, __ATOMIC_RELAXED);
 }
 
 int

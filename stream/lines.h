@@ -50,6 +50,8 @@ struct lines {
 	const struct fields *fields;	/* the key is these fields of a
 					 * line, or NULL for the whole line */
 	unsigned char *key;		/* the key of a line, with fields */
+	int delimited;			/* with fields, a line of this input
+					 * held the separator */
 	size_t key_cap;			/* size of key */
 	int keep;			/* the caller needs the lines' bytes */
 	int streaming;			/* the unended line is being hashed
@@ -100,6 +102,10 @@ void lines_fields(struct lines *r, const struct fields *f);
  * run it and fd is not a small file. */
 void lines_start(struct lines *r, int fd, const struct bloom *filter,
     const struct bloom_pretest *pretest);
+
+/* Returns 1 if, with fields, a line of the input lines_start began held
+ * the fields' separator, else 0: the front end warns when none does. */
+int lines_delimited(const struct lines *r);
 
 /* Returns 1 if a helper thread reads for r (after lines_start), else 0. */
 int lines_threaded(const struct lines *r);

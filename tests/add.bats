@@ -237,11 +237,11 @@ assert d["over_capacity"] is False
 	row 1 "" "" check fixed.bf in2
 	row 1 "" "" check grow.bf in2
 	# The values are checked as create checks them.
-	row 2 "" "$(printf '%s\n' "bloom: add: -n takes a positive whole number, with K, M or G for thousands, millions or billions, not '1.5M'" \
+	row 2 "" "$(printf '%s\n' "bloom: add: -n takes a positive whole number such as 1000000, 1M or 1e6 (K, M, G: powers of 1000), not '1.5'" \
 		"usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]" \
 		"                 [--memory size] [--no-create] [--progress] [--sync] filter" \
-		"                 [file ...]")" add -n 1.5M x.bf in
-	row 2 "" "$(printf '%s\n' "bloom: add: -p takes a rate between 0 and 1, not '1'" \
+		"                 [file ...]")" add -n 1.5 x.bf in
+	row 2 "" "$(printf '%s\n' "bloom: add: -p takes a rate between 0 and 1 such as 0.01, 1e-3 or 1%, not '1'" \
 		"usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]" \
 		"                 [--memory size] [--no-create] [--progress] [--sync] filter" \
 		"                 [file ...]")" add -p 1 x.bf in

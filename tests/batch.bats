@@ -308,11 +308,11 @@ same() {
 @test "batch: --memory takes a size of a page or more" {
 	bloom create -n 100 f.bf
 	run -2 bloom add --memory 0 f.bf
-	[ "${lines[0]}" = "bloom: add: --memory takes a size of 4K or more (K, M, G or T): '0'" ]
+	[ "${lines[0]}" = "bloom: add: --memory takes a size of 4K or more, such as 512M or 1GB, not '0'" ]
 	run -2 bloom check --memory 2X f.bf
-	[ "${lines[0]}" = "bloom: check: --memory takes a size of 4K or more (K, M, G or T): '2X'" ]
+	[ "${lines[0]}" = "bloom: check: --memory takes a size of 4K or more, such as 512M or 1GB, not '2X'" ]
 	run -2 bloom check --memory 99999999999999999999 f.bf
-	[ "${lines[0]}" = "bloom: check: --memory takes a size of 4K or more (K, M, G or T): '99999999999999999999'" ]
+	[ "${lines[0]}" = "bloom: check: --memory takes a size of 4K or more, such as 512M or 1GB, not '99999999999999999999'" ]
 	printf 'x\n' | row 0 '' '' add --memory=1G f.bf
 	printf 'x\n' | row 0 x '' check --memory 4k f.bf
 }

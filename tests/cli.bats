@@ -104,14 +104,16 @@ Add lines to the filter.  A missing filter is created growable, for
   -D, --dups   write the lines that were already in it: every repeat,
                not the first occurrence (as awk '\''seen[$0]++'\'')
   -f list      the key is these fields (1,3 or 2- as in cut), not the
-               whole line; missing fields are empty
+               whole line; missing fields are empty; a line without
+               the separator is one field, as in cut
   -d delim     the field separator, one byte (default TAB)
   -z           lines end with NUL, not newline
   -n capacity  a missing filter'\''s first segment is for this many
                lines (K, M, G: powers of 1000); an existing filter
                must have this capacity
-  -p fpr       a missing filter'\''s rate; an existing one must have it
-  --memory S   bytes bloom may use (K, M, G, T); default: the cgroup
+  -p fpr       a missing filter'\''s rate (0.01 or 1%); an existing one
+               must have it
+  --memory S   bytes bloom may use (512M, 1GB); default: the cgroup
                limit or available memory
   --no-create  fail if the filter does not exist
   --progress   a status line on standard error as it goes

@@ -201,3 +201,119 @@ option_names() {
 		fish -c "complete -C 'bloom ro'"
 	[ "$(printf '%s\n' "$output" | cut -f 1 | tr '\n' ' ')" = "rotate route " ]
 }
+
+# ---- Values (issue 38): every option that takes one of a fixed set of
+# values, as the manual lists them (".It Fl \-layout Cm blocked | apbf",
+# ".Op Fl \-slice Ar i/n | Cm auto"), has them completed in every shell.
+
+# Prints "option value..." for each option whose values the manual lists
+# with Cm, the values sorted.
+manual_values() {
+	# "Fl \-layout" is --layout: Fl writes the first dash.
+	sed -n 's/^\.\(It\|Op\) Fl \\\(-[a-z-]*\) .*Cm \(.*\)$/-\2 \3/p' \
+	    "$root/man/bloom.1" | sed 's/\\-/-/g; s/ | / /g' |
+	awk '{ for (i = 2; i <= NF; i++) v[$1] = v[$1] " " $i }
+	    END { for (o in v) print o v[o] }' |
+	while read -r opt values; do
+		echo "$opt $(printf '%s\n' $values | LC_ALL=C sort -u | tr '\n' ' ')"
+	done | sed 's/ $//' | LC_ALL=C sort
+}
+
+# Prints, one a line, the values zsh's _bloom gives for option OPT of
+# COMMAND: the "(a b)" action of its spec.
+complete_zsh_values() {
+	zsh -f -c '
+		_arguments() {
+			local spec
+			for spec in "$@"; do
+				spec=${spec#\(*\)}
+				spec=${spec#\*}
+				[[ ${spec%%\[*} == $opt ]] || continue
+				[[ $spec == *:\(*\) ]] || continue
+				print -rl -- ${(z)${${spec##*:\(}%\)}}
+			done
+		}
+		_describe() { :; }
+		_files() { :; }
+		root=$1 opt=$3
+		words=(bloom "$2" -) CURRENT=3
+		source "$root/completion/_bloom"' zsh "$root" "$1" "$2" | LC_ALL=C sort -u
+}
+
+@test "the manual's fixed sets of values: --layout and --slice, both of create" {
+	[ "$(manual_values)" = "--layout apbf blocked
+--slice auto" ]
+	help_options create | grep -qx -- --layout=
+	help_options create | grep -qx -- --slice=
+}
+
+@test "bash, zsh and fish complete the values of every option that takes a fixed set" {
+	local opt values want cmd
+	command -v zsh >/dev/null || skip "zsh not installed (.ci/run installs it)"
+	command -v fish >/dev/null || skip "fish not installed (.ci/run installs it)"
+	[ -n "$(manual_values)" ]
+	while read -r opt values; do
+		want=$(printf '%s\n' $values)
+		for cmd in $(help_commands); do
+			help_options "$cmd" | grep -qx -- "$opt=" || continue
+			echo "$cmd $opt: want $values"
+			[ "$(complete_bash bloom "$cmd" "$opt" '')" = "$want" ]
+			[ "$(complete_bash bloom "$cmd" "$opt" = '')" = "$want" ]
+			[ "$(complete_bash bloom "$cmd" "$opt" "${values:0:1}")" = "$(grep "^${values:0:1}" <<<"$want")" ]
+			[ "$(complete_zsh_values "$cmd" "$opt")" = "$want" ]
+			[ "$(complete_fish "bloom $cmd $opt ")" = "$want" ]
+		done
+	done < <(manual_values)
+}
+
+@test "bash: the values of --layout, typed in part or after =" {
+	[ "$(complete_bash bloom create --layout '')" = "$(printf 'apbf\nblocked')" ]
+	[ "$(complete_bash bloom create --layout b)" = "blocked" ]
+	[ "$(complete_bash bloom create --generations 8 --layout = a)" = "apbf" ]
+	[ "$(complete_bash bloom create --slice '')" = "auto" ]
+	# The filter is still offered after them.
+	touch seen.bf
+	[ "$(complete_bash bloom create --layout apbf '')" = "seen.bf" ]
+}
+
+# ---- zsh needs its completion system, which Debian's zsh does not start:
+# the README says what to put in ~/.zshrc, and those lines make a fresh
+# zsh find _bloom.
+
+@test "zsh: the README's lines start the completion system, and _bloom is bloom's" {
+	command -v zsh >/dev/null || skip "zsh not installed (.ci/run installs it)"
+	local zshrc
+	zshrc=$(sed -n '/^    # ~\/.zshrc/,/^$/p' "$root/README.md" | sed 's/^    //')
+	echo "$zshrc"
+	[[ "$zshrc" == *"autoload -Uz compinit"*"compinit"* ]]
+	make -C "$root" -s install DESTDIR="$PWD/d" PREFIX=/usr/local
+	# A fresh interactive zsh, as Debian's reads /etc/zsh and then
+	# ZDOTDIR's files, bloom's completion installed in its fpath.
+	mkdir z
+	echo "fpath=($PWD/d/usr/local/share/zsh/site-functions \$fpath)" >z/.zshenv
+	: >z/.zshrc
+	run -0 env ZDOTDIR="$PWD/z" HOME="$PWD" zsh -i -c \
+	    'print -r -- "[${_comps[bloom]-none}]"' </dev/null
+	[ "$output" = "[none]" ]
+	# With the README's lines in ~/.zshrc, _bloom completes bloom.
+	printf '%s\n' "$zshrc" >z/.zshrc
+	run -0 env ZDOTDIR="$PWD/z" HOME="$PWD" zsh -i -c \
+	    'print -r -- "[${_comps[bloom]-none}]"' </dev/null
+	[ "$output" = "[_bloom]" ]
+}
+
+@test "bash: bash-completion loads the installed completion by itself" {
+	[ -f /usr/share/bash-completion/bash_completion ] ||
+		skip "bash-completion not installed (tests/need installs it)"
+	make -C "$root" -s install DESTDIR="$PWD/d" PREFIX=/usr/local
+	# XDG_DATA_DIRS in place of its default, /usr/local/share:/usr/share.
+	run -0 env -i HOME="$PWD" PATH="$PWD/d/usr/local/bin:/usr/bin:/bin" \
+	    XDG_DATA_DIRS="$PWD/d/usr/local/share:/usr/share" bash -c '
+		source /usr/share/bash-completion/bash_completion
+		__load_completion bloom || exit 1
+		COMP_WORDS=(bloom create --layout "")
+		COMP_CWORD=3
+		_bloom
+		printf "%s\n" "${COMPREPLY[@]}"'
+	[ "$output" = "$(printf 'blocked\napbf')" ]
+}

@@ -630,34 +630,34 @@ assert [x["expires"] for x in d["segments"][1:]] == [None, None]
 
 # ---- Usage errors: status 2, the message and the synopsis on stderr.
 
-@test "create -n 0"		{ usage_fails "-n takes a positive whole number, with K, M or G for thousands, millions or billions, not '0'" -n 0 f.bf; }
-@test "create -n -5"		{ usage_fails "-n takes a positive whole number, with K, M or G for thousands, millions or billions, not '-5'" -n -5 f.bf; }
-@test "create -n +5"		{ usage_fails "-n takes a positive whole number, with K, M or G for thousands, millions or billions, not '+5'" -n +5 f.bf; }
-@test "create -n abc"		{ usage_fails "-n takes a positive whole number, with K, M or G for thousands, millions or billions, not 'abc'" -n abc f.bf; }
-@test "create -n 1e6"		{ usage_fails "-n takes a positive whole number, with K, M or G for thousands, millions or billions, not '1e6'" -n 1e6 f.bf; }
-@test "create -n 2^64"		{ usage_fails "-n takes a positive whole number, with K, M or G for thousands, millions or billions, not '18446744073709551616'" -n 18446744073709551616 f.bf; }
-@test "create -n ''"		{ usage_fails "-n takes a positive whole number, with K, M or G for thousands, millions or billions, not ''" -n '' f.bf; }
-@test "create -n 1.5M"		{ usage_fails "-n takes a positive whole number, with K, M or G for thousands, millions or billions, not '1.5M'" -n 1.5M f.bf; }
-@test "create -n 1T"		{ usage_fails "-n takes a positive whole number, with K, M or G for thousands, millions or billions, not '1T'" -n 1T f.bf; }
-@test "create -n 5KB"		{ usage_fails "-n takes a positive whole number, with K, M or G for thousands, millions or billions, not '5KB'" -n 5KB f.bf; }
-@test "create -n 0K"		{ usage_fails "-n takes a positive whole number, with K, M or G for thousands, millions or billions, not '0K'" -n 0K f.bf; }
-@test "create -n 2^64 in G"	{ usage_fails "-n takes a positive whole number, with K, M or G for thousands, millions or billions, not '18446744074G'" -n 18446744074G f.bf; }
-@test "create -p 0"		{ usage_fails "-p takes a rate between 0 and 1, not '0'" -p 0 f.bf; }
-@test "create -p 1"		{ usage_fails "-p takes a rate between 0 and 1, not '1'" -p 1 f.bf; }
-@test "create -p 1.5"		{ usage_fails "-p takes a rate between 0 and 1, not '1.5'" -p 1.5 f.bf; }
-@test "create -p -0.1"		{ usage_fails "-p takes a rate between 0 and 1, not '-0.1'" -p -0.1 f.bf; }
-@test "create -p nan"		{ usage_fails "-p takes a rate between 0 and 1, not 'nan'" -p nan f.bf; }
-@test "create -p inf"		{ usage_fails "-p takes a rate between 0 and 1, not 'inf'" -p inf f.bf; }
-@test "create -p 0.01x"		{ usage_fails "-p takes a rate between 0 and 1, not '0.01x'" -p 0.01x f.bf; }
-@test "create -p 0x0.1"		{ usage_fails "-p takes a rate between 0 and 1, not '0x0.1'" -p 0x0.1 f.bf; }
-@test "create -p ' 0.01'"	{ usage_fails "-p takes a rate between 0 and 1, not ' 0.01'" -p ' 0.01' f.bf; }
-@test "create -p 1e-400"	{ usage_fails "-p takes a rate between 0 and 1, not '1e-400'" -p 1e-400 f.bf; }
+@test "create -n 0"		{ usage_fails "-n takes a positive whole number such as 1000000, 1M or 1e6 (K, M, G: powers of 1000), not '0'" -n 0 f.bf; }
+@test "create -n -5"		{ usage_fails "-n takes a positive whole number such as 1000000, 1M or 1e6 (K, M, G: powers of 1000), not '-5'" -n -5 f.bf; }
+@test "create -n +5"		{ usage_fails "-n takes a positive whole number such as 1000000, 1M or 1e6 (K, M, G: powers of 1000), not '+5'" -n +5 f.bf; }
+@test "create -n abc"		{ usage_fails "-n takes a positive whole number such as 1000000, 1M or 1e6 (K, M, G: powers of 1000), not 'abc'" -n abc f.bf; }
+@test "create -n 1e-6"		{ usage_fails "-n takes a positive whole number such as 1000000, 1M or 1e6 (K, M, G: powers of 1000), not '1e-6'" -n 1e-6 f.bf; }
+@test "create -n 2^64"		{ usage_fails "-n takes a positive whole number such as 1000000, 1M or 1e6 (K, M, G: powers of 1000), not '18446744073709551616'" -n 18446744073709551616 f.bf; }
+@test "create -n ''"		{ usage_fails "-n takes a positive whole number such as 1000000, 1M or 1e6 (K, M, G: powers of 1000), not ''" -n '' f.bf; }
+@test "create -n 1.0000005M"	{ usage_fails "-n takes a positive whole number such as 1000000, 1M or 1e6 (K, M, G: powers of 1000), not '1.0000005M'" -n 1.0000005M f.bf; }
+@test "create -n 1T"		{ usage_fails "-n takes a positive whole number such as 1000000, 1M or 1e6 (K, M, G: powers of 1000), not '1T'" -n 1T f.bf; }
+@test "create -n 5KB"		{ usage_fails "-n takes a positive whole number such as 1000000, 1M or 1e6 (K, M, G: powers of 1000), not '5KB'" -n 5KB f.bf; }
+@test "create -n 0K"		{ usage_fails "-n takes a positive whole number such as 1000000, 1M or 1e6 (K, M, G: powers of 1000), not '0K'" -n 0K f.bf; }
+@test "create -n 2^64 in G"	{ usage_fails "-n takes a positive whole number such as 1000000, 1M or 1e6 (K, M, G: powers of 1000), not '18446744074G'" -n 18446744074G f.bf; }
+@test "create -p 0"		{ usage_fails "-p takes a rate between 0 and 1 such as 0.01, 1e-3 or 1%, not '0'" -p 0 f.bf; }
+@test "create -p 1"		{ usage_fails "-p takes a rate between 0 and 1 such as 0.01, 1e-3 or 1%, not '1'" -p 1 f.bf; }
+@test "create -p 1.5"		{ usage_fails "-p takes a rate between 0 and 1 such as 0.01, 1e-3 or 1%, not '1.5'" -p 1.5 f.bf; }
+@test "create -p -0.1"		{ usage_fails "-p takes a rate between 0 and 1 such as 0.01, 1e-3 or 1%, not '-0.1'" -p -0.1 f.bf; }
+@test "create -p nan"		{ usage_fails "-p takes a rate between 0 and 1 such as 0.01, 1e-3 or 1%, not 'nan'" -p nan f.bf; }
+@test "create -p inf"		{ usage_fails "-p takes a rate between 0 and 1 such as 0.01, 1e-3 or 1%, not 'inf'" -p inf f.bf; }
+@test "create -p 0.01x"		{ usage_fails "-p takes a rate between 0 and 1 such as 0.01, 1e-3 or 1%, not '0.01x'" -p 0.01x f.bf; }
+@test "create -p 0x0.1"		{ usage_fails "-p takes a rate between 0 and 1 such as 0.01, 1e-3 or 1%, not '0x0.1'" -p 0x0.1 f.bf; }
+@test "create -p ' 0.01'"	{ usage_fails "-p takes a rate between 0 and 1 such as 0.01, 1e-3 or 1%, not ' 0.01'" -p ' 0.01' f.bf; }
+@test "create -p 1e-400"	{ usage_fails "-p takes a rate between 0 and 1 such as 0.01, 1e-3 or 1%, not '1e-400'" -p 1e-400 f.bf; }
 @test "create -s 10"		{ usage_fails "-s takes a size from 64 bytes to 64T, such as 64M, not '10'" -s 10 f.bf; }
 @test "create -s 63"		{ usage_fails "-s takes a size from 64 bytes to 64T, such as 64M, not '63'" -s 63 f.bf; }
 @test "create -s 0K"		{ usage_fails "-s takes a size from 64 bytes to 64T, such as 64M, not '0K'" -s 0K f.bf; }
 @test "create -s 5X"		{ usage_fails "-s takes a size from 64 bytes to 64T, such as 64M, not '5X'" -s 5X f.bf; }
-@test "create -s 5MB"		{ usage_fails "-s takes a size from 64 bytes to 64T, such as 64M, not '5MB'" -s 5MB f.bf; }
-@test "create -s 1.5M"		{ usage_fails "-s takes a size from 64 bytes to 64T, such as 64M, not '1.5M'" -s 1.5M f.bf; }
+@test "create -s 5MiBs"		{ usage_fails "-s takes a size from 64 bytes to 64T, such as 64M, not '5MiBs'" -s 5MiBs f.bf; }
+@test "create -s 100.5"		{ usage_fails "-s takes a size from 64 bytes to 64T, such as 64M, not '100.5'" -s 100.5 f.bf; }
 @test "create -s -64"		{ usage_fails "-s takes a size from 64 bytes to 64T, such as 64M, not '-64'" -s -64 f.bf; }
 @test "create -s 65T"		{ usage_fails "-s takes a size from 64 bytes to 64T, such as 64M, not '65T'" -s 65T f.bf; }
 @test "create -s 2^64 bytes"	{ usage_fails "-s takes a size from 64 bytes to 64T, such as 64M, not '16777216T'" -s 16777216T f.bf; }
@@ -681,9 +681,9 @@ assert [x["expires"] for x in d["segments"][1:]] == [None, None]
 @test "create --generations x"	{ usage_fails "--generations takes a count from 2 to 64, not 'x'" --generations x f.bf; }
 @test "create --generations +3"	{ usage_fails "--generations takes a count from 2 to 64, not '+3'" --generations +3 f.bf; }
 @test "create --window 0s"	{ usage_fails "--window takes a duration such as 90s, 30m, 12h, 7d or 2w, not '0s'" --generations 3 --window 0s f.bf; }
-@test "create --window 1.5h"	{ usage_fails "--window takes a duration such as 90s, 30m, 12h, 7d or 2w, not '1.5h'" --generations 3 --window 1.5h f.bf; }
+@test "create --window 1.5s"	{ usage_fails "--window takes a duration such as 90s, 30m, 12h, 7d or 2w, not '1.5s'" --generations 3 --window 1.5s f.bf; }
 @test "create --window 5y"	{ usage_fails "--window takes a duration such as 90s, 30m, 12h, 7d or 2w, not '5y'" --generations 3 --window 5y f.bf; }
-@test "create --window 1W"	{ usage_fails "--window takes a duration such as 90s, 30m, 12h, 7d or 2w, not '1W'" --generations 3 --window 1W f.bf; }
+@test "create --window 1Wk"	{ usage_fails "--window takes a duration such as 90s, 30m, 12h, 7d or 2w, not '1Wk'" --generations 3 --window 1Wk f.bf; }
 @test "create --window 5ss"	{ usage_fails "--window takes a duration such as 90s, 30m, 12h, 7d or 2w, not '5ss'" --generations 3 --window 5ss f.bf; }
 @test "create --window -5s"	{ usage_fails "--window takes a duration such as 90s, 30m, 12h, 7d or 2w, not '-5s'" --generations 3 --window -5s f.bf; }
 @test "create --window 2^64 s"	{ usage_fails "--window takes a duration such as 90s, 30m, 12h, 7d or 2w, not '18446744073709551616s'" --generations 3 --window 18446744073709551616s f.bf; }

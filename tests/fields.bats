@@ -75,15 +75,90 @@ PY
 
 @test "missing fields are empty: a line with fewer fields has empty ones" {
 	big_filter f.bf
-	printf 'a\n' | bloom add -f 1,3 -d , f.bf
-	# "a", "a,b" and "a,b," all have the key "a," (field 3 empty).
-	row 0 "$(printf 'a\na,b\na,b,')" "" check -f 1,3 -d , f.bf \
+	printf 'a,b\n' | bloom add -f 1,3 -d , f.bf
+	# "a,b" and "a,b," have the key "a," (field 3 empty); "a", without
+	# the separator, is its own key, as cut prints it.
+	row 0 "$(printf 'a,b\na,b,')" "" check -f 1,3 -d , f.bf \
 		<(printf 'a\na,b\na,b,\na,b,c\n')
-	row 0 "a,b,c" "" check -v -f 1,3 -d , f.bf <(printf 'a\na,b\na,b,\na,b,c\n')
-	# A line with no second field has the empty key for -f 2.
+	row 0 "$(printf 'a\na,b,c')" "" check -v -f 1,3 -d , f.bf <(printf 'a\na,b\na,b,\na,b,c\n')
+	# A line with an empty second field has the empty key for -f 2.
 	printf '' | bloom add -f 2 -d , f.bf </dev/null
 	printf 'x,\n' | bloom add -f 2 -d , f.bf
-	row 0 "$(printf 'lonely\n,')" "" check -f 2 -d , f.bf <(printf 'lonely\n,\n')
+	row 0 "$(printf 'y,\n,')" "" check -f 2 -d , f.bf <(printf 'lonely\ny,\n,\n')
+}
+
+# ---- A line without the separator (issue 38): the whole line is its one
+# field, as cut prints it, and an input none of whose lines holds the
+# separator is warned of once, naming it.
+
+@test "issue 38: add -f 2 without -d on CSV keeps every line and says why" {
+	run --separate-stderr bloom add -f 2 --new x.bf < <(printf 'id,url\n1,a\n2,b\n')
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'id,url\n1,a\n2,b')" ]
+	[ "${stderr_lines[1]}" = "bloom: (standard input): no line holds the separator (TAB) of -f: each whole line was its key, as cut(1) takes it; -d sets the separator" ]
+	[ "${#stderr_lines[@]}" -eq 2 ]
+}
+
+@test "the key of a line without the separator is the whole line, as cut -f prints it" {
+	# Lines with and without the separator, keys repeating across both.
+	awk 'BEGIN { srand(5); for (i = 0; i < 5000; i++) {
+		k = int(rand() * 800)
+		if (rand() < 0.5) printf "%d,k%d,x\n", i, k
+		else printf "k%d\n", k } }' >in
+	for list in 2 1,3 2- -2; do
+		cut -d , -f "$list" in | paste -d '\t' - in |
+			awk -F '\t' '!seen[$1]++ { print $2 }' >want
+		rm -f f.bf
+		big_filter f.bf
+		run -0 --separate-stderr bloom add -f "$list" -d , --new f.bf in
+		echo "-f $list: $(wc -l <want) lines want, ${#lines[@]} got"
+		[ "$stderr" = "" ]
+		[ "$output" = "$(cat want)" ]
+	done
+}
+
+@test "no line holding the separator is warned of once for each such input, by name" {
+	big_filter f.bf
+	printf 'a b\nc d\n' >spaces
+	printf 'a,b\nc d\n' >mixed
+	: >empty
+	printf 'e f\n' >more
+	run --separate-stderr bloom add -f 1 -d , f.bf spaces mixed empty more
+	[ "$status" -eq 0 ]
+	[ "$output" = "" ]
+	[ "$stderr" = "bloom: spaces: no line holds the separator (',') of -f: each whole line was its key, as cut(1) takes it; -d sets the separator
+bloom: more: no line holds the separator (',') of -f: each whole line was its key, as cut(1) takes it; -d sets the separator" ]
+	# check says the same, and its answer stands.
+	run --separate-stderr bloom check -c -f 2 -d "'" f.bf spaces
+	[ "$status" -eq 0 ]
+	[ "$output" = 2 ]
+	[ "$stderr" = "bloom: spaces: no line holds the separator (''') of -f: each whole line was its key, as cut(1) takes it; -d sets the separator" ]
+	# With the separator the key is the field: "a b" and "c d" hold ' '
+	# and "b" and "d" were never added.
+	run --separate-stderr bloom check -c -f 2 -d ' ' f.bf spaces
+	[ "$status" -eq 1 ]
+	[ "$output" = 0 ]
+	[ "$stderr" = "" ]
+	# check -q stops at the first line it selects, before the end: no
+	# warning.  A byte that is not printable is shown escaped.
+	run --separate-stderr bloom check -q -f 1 -d $'\x01' f.bf spaces
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "" ]
+	run --separate-stderr bloom check -f 1 -d $'\x01' f.bf more
+	[ "$status" -eq 0 ]
+	[ "$output" = "e f" ]
+	[ "$stderr" = "bloom: more: no line holds the separator ('\x01') of -f: each whole line was its key, as cut(1) takes it; -d sets the separator" ]
+}
+
+@test "no warning on a large input whose separator comes late, through the reader thread" {
+	bloom create -n 1M -p 1e-6 f.bf
+	{ seq 1 200000; echo 'late,key'; } >in
+	[ "$(wc -c <in)" -gt 1000000 ]
+	run -0 --separate-stderr bloom add -f 2 -d , f.bf in
+	[ "$stderr" = "" ]
+	seq 1 200000 >none
+	run -0 --separate-stderr bloom add -f 2 -d , f.bf none
+	[ "$stderr" = "bloom: none: no line holds the separator (',') of -f: each whole line was its key, as cut(1) takes it; -d sets the separator" ]
 }
 
 @test "ranges: -f 2- is field 2 to the last, -f -2 fields 1 and 2" {

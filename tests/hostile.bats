@@ -499,7 +499,7 @@ big_line() {
 	run -2 --separate-stderr bloom create -n 100 "$name"
 	[ "$stderr" = 'bloom: a\nwarning: forged\x1b[31m\\z: file exists (use -f to replace it)' ]
 	run -2 --separate-stderr bloom create -n "$(printf '1\n\0332')" f.bf
-	[ "${stderr%%$'\n'*}" = "bloom: create: -n takes a positive whole number, with K, M or G for thousands, millions or billions, not '1\\n\\x1b2'" ]
+	[ "${stderr%%$'\n'*}" = "bloom: create: -n takes a positive whole number such as 1000000, 1M or 1e6 (K, M, G: powers of 1000), not '1\\n\\x1b2'" ]
 	# UTF-8 names are shown as they are; C1 controls and stray bytes are not.
 	run -2 --separate-stderr bloom stats "$(printf 'caf\303\251 \302\233 \377')"
 	[ "$stderr" = "bloom: café \\xc2\\x9b \\xff: No such file or directory" ]
@@ -513,9 +513,9 @@ big_line() {
 	done
 	[ ! -e f.bf ]
 	run -2 --separate-stderr bloom create -p 1e-310 f.bf
-	[ "${stderr%%$'\n'*}" = "bloom: create: -p takes a rate between 0 and 1, not '1e-310' (too small: the smallest rate is 2.2e-308)" ]
+	[ "${stderr%%$'\n'*}" = "bloom: create: -p takes a rate between 0 and 1 such as 0.01, 1e-3 or 1%, not '1e-310' (too small: the smallest rate is 2.2e-308)" ]
 	run -2 --separate-stderr bloom create -p 0.9999999999999999 f.bf
-	[ "${stderr%%$'\n'*}" = "bloom: create: -p takes a rate between 0 and 1, not '0.9999999999999999' (too close to 1: the largest rate is 0.999999)" ]
+	[ "${stderr%%$'\n'*}" = "bloom: create: -p takes a rate between 0 and 1 such as 0.01, 1e-3 or 1%, not '0.9999999999999999' (too close to 1: the largest rate is 0.999999)" ]
 	[ ! -e f.bf ]
 	bloom create -n 10 --seed 0x1F -p 0.999999 f.bf
 	[ "$(stats_field seed f.bf)" = 31 ]

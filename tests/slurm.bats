@@ -14,9 +14,10 @@ load helpers
 opts="-n 30000000 -p 0.01 --seed 42 --slices 2"
 
 # A Slurm cluster: the one .ci/run started (BLOOM_TEST_SLURM), or one of
-# this test's own.
+# this test's own; with "no-cgroup", always one of its own, started in a
+# mount namespace without /sys/fs/cgroup, as in a container or a chroot.
 setup_slurm() {
-	if [ -n "${BLOOM_TEST_SLURM:-}" ]; then
+	if [ -n "${BLOOM_TEST_SLURM:-}" ] && [ "${1:-}" != no-cgroup ]; then
 		slurm=$BLOOM_TEST_SLURM
 	else
 		[ -x /usr/sbin/slurmctld ] && [ -x /usr/sbin/slurmd ] &&
@@ -24,7 +25,22 @@ setup_slurm() {
 			skip "needs Slurm (apt-get install slurmctld slurmd slurm-client munge): .ci/run installs it"
 		slurm=$BATS_TEST_TMPDIR/slurm
 		own_slurm=1
-		"$BATS_TEST_DIRNAME/slurm" start "$slurm"
+		if [ "${1:-}" = no-cgroup ]; then
+			# The daemons stay in the namespace; sbatch, outside it,
+			# reaches them by their port and munge socket.
+			unshare -m --propagation private true 2>/dev/null ||
+				skip "no mount namespace here (unshare -m refused)"
+			unshare -m --propagation private sh -c \
+			    'umount -R /sys/fs/cgroup 2>/dev/null || true
+			    if mountpoint -q /sys/fs/cgroup; then
+				echo "/sys/fs/cgroup would not unmount" >&2
+				exit 1
+			    fi
+			    exec "$0" start "$1"' \
+			    "$BATS_TEST_DIRNAME/slurm" "$slurm"
+		else
+			"$BATS_TEST_DIRNAME/slurm" start "$slurm"
+		fi
 	fi
 	. "$slurm/env"
 }
@@ -67,6 +83,43 @@ EOF
 	bloom create --like slice.0.bf --slice 0/1 joined.bf
 	bloom merge joined.bf slice.0.bf slice.1.bf
 	[ "$(bits joined.bf)" = "$(bits serial.bf)" ]
+}
+
+@test "Slurm without a cgroup file system (a container, a chroot): the node starts and runs the array" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root, for a mount namespace without /sys/fs/cgroup"
+	setup_slurm no-cgroup
+	# slurmd runs where no cgroup file system is mounted.
+	! grep -q ' /sys/fs/cgroup[ /]' "/proc/$(cat "$slurm/slurmd.pid")/mountinfo"
+	grep -q ' /sys/fs/cgroup[ /]' /proc/self/mountinfo ||
+		echo "# (this host has no cgroup file system either)" >&3
+	[ "$(cat "$slurm/cgroup.conf")" = "CgroupPlugin=cgroup/v1" ]
+	serial
+	cat >slice.sh <<EOF
+#!/bin/sh
+i=\$SLURM_ARRAY_TASK_ID
+bloom create $opts --slice auto slice.\$i.bf
+bloom add --new --no-create slice.\$i.bf part.\$i > part.\$i.new
+EOF
+	bloom create $opts --slice 0/5040 router.bf
+	bloom route --slices 2 -o part. router.bf urls.txt
+	timeout 300 sbatch --array=0-1 --wait -o slurm-%a.out slice.sh
+	[ ! -s slurm-0.out ] && [ ! -s slurm-1.out ]
+	[ "$(sort part.0.new part.1.new)" = "$(cat serial.new)" ]
+}
+
+@test "tests/slurm says why a node did not come up, not only in the daemons' logs" {
+	[ -x /usr/sbin/slurmd ] && [ -x /usr/sbin/munged ] ||
+		skip "needs Slurm (apt-get install slurmctld slurmd slurm-client munge): .ci/run installs it"
+	# A node that cannot be: more CPUs than this host has.
+	sed 's/CPUs=$cpus State=UNKNOWN/CPUs=$((cpus * 4)) Sockets=1 CoresPerSocket=$((cpus * 4)) State=UNKNOWN/' \
+	    "$BATS_TEST_DIRNAME/slurm" >slurm-bad
+	cp "$BATS_TEST_DIRNAME/free-port" .
+	chmod +x slurm-bad
+	slurm=$BATS_TEST_TMPDIR/slurm
+	run --separate-stderr timeout 120 ./slurm-bad start "$slurm"
+	[ "$status" -eq 1 ]
+	[[ "${stderr_lines[-1]}" == "tests/slurm: the node did not come up (inval: Low socket*core*thread count, Low CPUs); the daemons' errors: slurmctld: Setting node "*" state to INVAL with reason:Low socket*core*thread count, Low CPUs"* ]]
+	[ ! -e "$slurm" ]
 }
 
 @test "Slurm: a task without a slice of its own fails loudly" {
