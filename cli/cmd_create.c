@@ -648,8 +648,8 @@ tell_fold_refusal(const char *path, const struct fold_plan *fp, uint64_t by)
 		    "rotate)", path);
 		break;
 	case FOLD_SLICE_BY:
-		msg_warn("%s: cannot fold a slice without --by: every slice of "
-		    "a filter must fold by the same factor", path);
+		msg_warn("%s: cannot fold a slice without --by: fold every "
+		    "slice of the filter by the same --by n", path);
 		break;
 	default:
 		if (fp->h.layout == LAYOUT_APBF) {

@@ -139,7 +139,7 @@ print(t["bits"], s["bits"])
 @test "fold refuses what it cannot fold exactly, and leaves everything as it was" {
 	bloom create --seed 1 -s 64K --slices 4 whole.bf
 	bloom create --like whole.bf --slice 1/4 s.bf
-	row 2 "" "bloom: s.bf: cannot fold a slice without --by: every slice of a filter must fold by the same factor" fold s.bf out.bf
+	row 2 "" "bloom: s.bf: cannot fold a slice without --by: fold every slice of the filter by the same --by n" fold s.bf out.bf
 	row 2 "" "bloom: s.bf: cannot fold by 3: segment 0 has 256 blocks, not a multiple of 3" fold --by 3 s.bf out.bf
 	bloom create --seed 1 -n 1000 --generations 3 --layout apbf a.bf
 	groups=$(( $(json a.bf 'd["bits"]') / 1024 ))
