@@ -401,6 +401,14 @@ three() {
 	# With both slices, the whole filter answers: nothing passed over.
 	row 0 "$(keys 1000 z-)" '' check -v -F s1.bf -F other.bf -F s0.bf in
 	[ -s o1 ]
+	# Slices of other counts of the same whole filter answer with them:
+	# slice 0 of 2 and slices 2 and 3 of 4 make up the whole.
+	bloom create --like whole.bf --slice 2/4 q2.bf
+	bloom create --like whole.bf --slice 3/4 q3.bf
+	bloom add q2.bf k1 2>/dev/null
+	bloom add q3.bf k1 2>/dev/null
+	row 0 "$(keys 1000 z-)" '' check -v -F q3.bf -F s0.bf -F q2.bf -F other.bf in
+	row 0 "$(cat k; keys 10 o-)" '' check -F q3.bf -F s0.bf -F q2.bf -F other.bf in
 }
 
 @test "check -F: usage errors, and a filter that cannot be opened" {
