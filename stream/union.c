@@ -61,6 +61,8 @@ union_init(struct filter_union *u, struct bloom **filters, unsigned n,
 				u->family[i] = u->family[j];
 				break;
 			}
+		u->sliced += u->family[i] == i &&
+		    bloom_header(filters[i])->slices != 0;
 	}
 	u->nseeds = 1;
 	for (i = 1; i < n; i++) {
@@ -150,17 +152,33 @@ hashes_for(struct filter_union *u, unsigned f, const struct line_group *g)
 	return u->hashes[s];
 }
 
+/* Marks line i of the n answers of filter f, testing for u, in hit and
+ * which: the first filter in the order given that may hold it. */
+static void
+take_answers(struct filter_union *u, unsigned f, size_t n,
+    unsigned char *hit)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (u->found[i] == 1 && (hit[i] != 1 || u->which[i] > f)) {
+			hit[i] = 1;
+			u->which[i] = f;
+		}
+}
+
 int
 union_test(struct filter_union *u, const struct line_group *g,
     unsigned char *hit)
 {
 	const uint64_t *hashes;
 	unsigned fam, f;
-	size_t i;
-	int status;
+	size_t i, n = g->nlines;
+	int status, sliced;
 
-	memset(hit, 0, g->nlines);
-	memset(u->unknown, 0, g->nlines * sizeof u->unknown[0]);
+	memset(hit, 0, n);
+	if (u->sliced)
+		memset(u->unknown, 0, n * sizeof u->unknown[0]);
 	u->hashed = 1;
 	/* A family at a time (a filter that is no slice is one alone), its
 	 * members and the families in the order given, so that which names
@@ -168,7 +186,9 @@ union_test(struct filter_union *u, const struct line_group *g,
 	for (fam = 0; fam < u->n; fam++) {
 		if (u->family[fam] != fam)
 			continue;
-		memset(u->answered, 0, g->nlines);
+		sliced = bloom_header(u->filter[fam])->slices != 0;
+		if (sliced)
+			memset(u->answered, 0, n);
 		for (f = fam; f < u->n; f++) {
 			if (u->family[f] != fam)
 				continue;
@@ -176,30 +196,23 @@ union_test(struct filter_union *u, const struct line_group *g,
 				u->failed = f;
 				return BLOOM_ERRNO;
 			}
-			status = bloom_test(u->filter[f], NULL, NULL, hashes,
-			    g->nlines, u->found);
+			status = bloom_test(u->filter[f], NULL, NULL, hashes, n,
+			    u->found);
 			if (status != BLOOM_OK) {
 				u->failed = f;
 				return status;
 			}
-			for (i = 0; i < g->nlines; i++) {
-				if (u->found[i] == BLOOM_ELSEWHERE)
-					continue;
-				u->answered[i] = 1;
-				if (u->found[i] == 1 &&
-				    (hit[i] != 1 || u->which[i] > f)) {
-					hit[i] = 1;
-					u->which[i] = f;
-				}
-			}
+			for (i = 0; sliced && i < n; i++)
+				u->answered[i] |= u->found[i] != BLOOM_ELSEWHERE;
+			take_answers(u, f, n, hit);
 		}
 		/* What no slice of the family holds, it may hold all the
 		 * same: not certainly absent. */
-		for (i = 0; i < g->nlines; i++)
+		for (i = 0; sliced && i < n; i++)
 			if (!u->answered[i] && u->unknown[i] == 0)
 				u->unknown[i] = fam + 1;
 	}
-	for (i = 0; i < g->nlines; i++)
+	for (i = 0; u->sliced && i < n; i++)
 		if (hit[i] != 1 && u->unknown[i] != 0) {
 			hit[i] = BLOOM_ELSEWHERE;
 			if (u->passer == 0)

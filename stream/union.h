@@ -24,6 +24,7 @@ struct filter_union {
 	unsigned *family;	/* per filter: the first of the slices of
 				 * its whole filter (union.c), itself if it
 				 * is no slice */
+	unsigned sliced;	/* families of slices */
 	const struct fields *fields;	/* the key is these fields of a
 				 * line, or NULL for the whole line */
 	unsigned char *key;	/* the key of a line, with fields */
