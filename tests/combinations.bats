@@ -65,6 +65,54 @@ teardown() {
 	[ -z "$failed" ]
 }
 
+# refused STDERR ARGS...: bloom ARGS exits 2 with STDERR's first line,
+# and writes nothing to stdout.
+refused() {
+	local want=$1
+
+	shift
+	run --separate-stderr bloom "$@"
+	echo "bloom $*: status $status, stderr: $stderr"
+	[ "$status" -eq 2 ] && [ "$output" = "" ] &&
+		[ "${stderr%%$'\n'*}" = "$want" ]
+}
+
+# The list of the manual's Combinations, each refused by the one rule:
+# status 2, nothing changed, a message saying what to do instead.
+@test "combinations: what does not combine is refused by the one rule, and nothing changes" {
+	bloom create --seed 1 -n 1000 f.bf
+	refused "bloom: f.bf: cannot rotate: a fixed filter has no generations (make one with create --generations)" rotate f.bf
+	bloom create --seed 1 -n 100000 --generations 3 --layout apbf a.bf
+	keys 100 >k
+	refused "bloom: a.bf: an age-partitioned window is not added to or checked in sorted batches: give --memory room for the whole filter" add --memory 4K a.bf k
+	[ "$(bloom check -c a.bf k || true)" = 0 ]
+	bloom create --seed 1 -s 64K --slice 1/2 s.bf
+	refused "bloom: s.bf: cannot fold a slice without --by: fold every slice of the filter by the same --by n" fold s.bf out.bf
+	[ ! -e out.bf ]
+	# A window whose generation grew into an extra segment.
+	bloom create --seed 1 -n 100 --generations 2 g.bf
+	keys 1000 | bloom add g.bf 2>/dev/null
+	bloom create --like g.bf h.bf
+	before=$(cksum <h.bf)
+	refused "bloom: g.bf: cannot fold a window whose generations grew past their sizing until those generations expire (bloom rotate)" fold g.bf out.bf
+	[ ! -e out.bf ]
+	refused "bloom: g.bf: cannot merge into h.bf: a window whose generations grew past their sizing merges only once those generations have expired" merge h.bf g.bf
+	[ "$(cksum <h.bf)" = "$before" ]
+	# Windows at different generations, filters of different layouts.
+	bloom create --seed 1 -n 1000 --generations 3 v.bf
+	bloom create --like v.bf w.bf
+	bloom rotate w.bf
+	before=$(cksum <v.bf)
+	refused "bloom: w.bf: current generation differs from v.bf's (1 here, 0 there)" merge v.bf w.bf
+	bloom create --seed 1 -n 1000 --generations 3 --layout apbf b.bf
+	refused "bloom: b.bf: layout differs from v.bf's (apbf here, blocked there)" merge v.bf b.bf
+	[ "$(cksum <v.bf)" = "$before" ]
+	# Slices are of fixed filters.
+	refused "bloom: create: --slice is for fixed filters" create --grow --seed 1 -n 1000 --slice 0/2 x.bf
+	refused "bloom: create: --slice is for fixed filters" create --generations 3 --seed 1 -n 1000 --slice 0/2 x.bf
+	[ ! -e x.bf ]
+}
+
 @test "combinations: the matrix covers every kind and every path" {
 	local kind path
 
