@@ -30,6 +30,7 @@
 #	- a union reports a line certainly absent only if no filter may
 #	  hold it: never a line a slice passes over.
 
+# shellcheck disable=SC2034 # used by combinations.bats
 KINDS="fixed grow window apbf slice union"
 PATHS="line sorted sync memory union fold merge rotate kill"
 
@@ -154,7 +155,7 @@ fresh() {
 # stdout to add.out (sorted for a union, whose members each write
 # theirs), stderr to add.err; returns the first status that is not 0.
 add() {
-	local kind=$1 name=$2 rc=0 m
+	local kind=$1 name=$2 rc=0 st m
 	local -a opts=("${@:3}")
 
 	if [ "$kind" != union ]; then
@@ -166,7 +167,7 @@ add() {
 	: >add.err
 	for m in "$name.0.bf" "$name.1.bf"; do
 		bloom add "${opts[@]:0:${#opts[@]}-1}" "$m" "${opts[-1]}" \
-			>>add.out 2>>add.err || { [ $rc -ne 0 ] || rc=$?; }
+			>>add.out 2>>add.err || { st=$?; [ $rc -ne 0 ] || rc=$st; }
 	done
 	sort -o add.out add.out
 	return $rc
