@@ -46,11 +46,13 @@ union_init(struct filter_union *u, struct bloom **filters, unsigned n,
 	u->seed_of = calloc(n, sizeof u->seed_of[0]);
 	u->hashes = calloc(n, sizeof u->hashes[0]);
 	u->family = calloc(n, sizeof u->family[0]);
+	u->hashed = malloc(n);
 	u->found = malloc(LINES_MAX);
 	u->answered = malloc(LINES_MAX);
 	u->unknown = malloc(LINES_MAX * sizeof u->unknown[0]);
 	u->which = malloc(LINES_MAX * sizeof u->which[0]);
 	if (u->seed_of == NULL || u->hashes == NULL || u->family == NULL ||
+	    u->hashed == NULL ||
 	    u->found == NULL || u->answered == NULL || u->unknown == NULL ||
 	    u->which == NULL)
 		goto fail;
@@ -97,6 +99,7 @@ union_free(struct filter_union *u)
 	free(u->hashes);
 	free(u->seed_of);
 	free(u->family);
+	free(u->hashed);
 	free(u->found);
 	free(u->answered);
 	free(u->unknown);
@@ -133,8 +136,8 @@ hash_for(struct filter_union *u, const struct bloom *b,
 	return 0;
 }
 
-/* Returns the hashes of g for filter f, hashing them if f is the first
- * of its seed, or NULL with errno set. */
+/* Returns the hashes of g for filter f, hashing them if no filter of its
+ * seed has yet, or NULL with errno set. */
 static const uint64_t *
 hashes_for(struct filter_union *u, unsigned f, const struct line_group *g)
 {
@@ -142,12 +145,10 @@ hashes_for(struct filter_union *u, unsigned f, const struct line_group *g)
 
 	if (s == 0)
 		return g->hash;
-	/* Seeds are numbered in the order of their first filter, so each is
-	 * hashed once, by that filter. */
-	if (s == u->hashed) {
+	if (!u->hashed[s]) {
 		if (hash_for(u, u->filter[f], g, u->hashes[s]) == -1)
 			return NULL;
-		u->hashed++;
+		u->hashed[s] = 1;
 	}
 	return u->hashes[s];
 }
@@ -179,7 +180,7 @@ union_test(struct filter_union *u, const struct line_group *g,
 	memset(hit, 0, n);
 	if (u->sliced)
 		memset(u->unknown, 0, n * sizeof u->unknown[0]);
-	u->hashed = 1;
+	memset(u->hashed, 0, u->n);
 	/* A family at a time (a filter that is no slice is one alone), its
 	 * members and the families in the order given, so that which names
 	 * the first filter in that order that may hold a line. */

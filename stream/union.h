@@ -20,7 +20,8 @@ struct filter_union {
 	uint64_t **hashes;	/* per seed beyond the first: LINES_MAX
 				 * hashes, hashes[0] unused */
 	unsigned nseeds;	/* distinct seeds */
-	unsigned hashed;	/* seeds hashed for this group of lines */
+	unsigned char *hashed;	/* per seed: hashed for this group of
+				 * lines (the reader's, 0, is at once) */
 	unsigned *family;	/* per filter: the first of the slices of
 				 * its whole filter (union.c), itself if it
 				 * is no slice */

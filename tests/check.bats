@@ -380,7 +380,7 @@ three() {
 	bloom create --seed 9 -n 10000 -p 1e-9 --slices 2 whole.bf
 	bloom create --like whole.bf --slice 0/2 s0.bf
 	bloom create --like whole.bf --slice 1/2 s1.bf
-	bloom create --seed 9 -n 10000 -p 1e-9 other.bf
+	bloom create --seed 10 -n 10000 -p 1e-9 other.bf
 	keys 3000 >k
 	bloom route s0.bf k | awk -F '\t' '$1 == 0 { print $2 }' >k0
 	bloom route s0.bf k | awk -F '\t' '$1 == 1 { print $2 }' >k1
