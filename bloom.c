@@ -23,7 +23,6 @@
 #include "bloom.h"
 #include "hash.h"
 #include "lib/memory.h"
-#include "store/ages.h"
 #include "store/bits.h"
 #include "store/claims.h"
 #include "store/fill.h"
@@ -858,10 +857,7 @@ bloom_pretest(const struct bloom_pretest *p, const uint64_t *hashes,
 void
 bloom_or(struct bloom *b, unsigned di, const struct bloom *src, unsigned si)
 {
-	if (src->seg[si].apbf.bits != NULL)
-		ages_or(b, src);
-	else
-		bits_or(&b->seg[di], &src->seg[si]);
+	bits_or(&b->seg[di], &src->seg[si]);
 }
 
 void

@@ -136,17 +136,3 @@ ages_clear(struct bloom *b, uint64_t start, uint64_t from, uint64_t to)
 			mask |= (uint64_t)1 << apbf_slot_of(e, v->slots);
 	apbf_clear(v, mask);
 }
-
-void
-ages_or(struct bloom *b, const struct bloom *src)
-{
-	const struct apbf_view *v = &src->seg[0].apbf;
-	uint64_t mask = 0;
-	unsigned a;
-
-	/* The slot of age a is newest + a, around the group. */
-	for (a = 0; a < v->slots; a++)
-		if (v->ages >> a & 1)
-			mask |= (uint64_t)1 << (v->newest + a) % v->slots;
-	apbf_or(&b->seg[0].apbf, v, mask);
-}

@@ -31,9 +31,4 @@ uint64_t ages_mend_from(const struct bloom *b, uint64_t start, uint64_t to);
 void ages_clear(struct bloom *b, uint64_t start, uint64_t from,
     uint64_t to);
 
-/* ORs into age-partitioned window b's array the slots of the ages that
- * count in src's, a window of the same geometry at the same generation:
- * what a reader of src tests, and no slot it does not. */
-void ages_or(struct bloom *b, const struct bloom *src);
-
 #endif

@@ -368,14 +368,17 @@ apbf_clear(const struct apbf_view *v, uint64_t mask)
 }
 
 void
-apbf_or(const struct apbf_view *to, const struct apbf_view *from,
-    uint64_t mask)
+apbf_or(const struct apbf_view *to, const struct apbf_view *from)
 {
-	uint64_t take[GROUP_WORDS], *dst, w;
+	uint64_t take[GROUP_WORDS], *dst, w, mask = 0;
 	const uint64_t *src;
 	uint64_t g;
 	unsigned i;
 
+	/* The slot of age a is newest + a, around the group. */
+	for (i = 0; i < from->slots; i++)
+		if (from->ages >> i & 1)
+			mask |= (uint64_t)1 << (from->newest + i) % from->slots;
 	if (mask == 0)
 		return;
 	keep_mask(from, mask, take);
