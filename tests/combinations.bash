@@ -11,6 +11,8 @@
 #	holds_KIND NAME FILE	prints the lines of FILE that NAME answers
 #				for: a slice, only those of its own slice
 #	generations_KIND	prints G for a window, else nothing
+#	renews_KIND		true if a line seen again is added again to
+#				the current generation (optional: true)
 # A path is a function path_PATH KIND run in a directory of its own; it
 # asserts with `want` and `fail`, which end the cell, and a cell that
 # the documented rule refuses asserts the refusal's message and status.
@@ -31,7 +33,7 @@
 #	  hold it: never a line a slice passes over.
 
 # shellcheck disable=SC2034 # used by combinations.bats
-KINDS="fixed grow window apbf slice union"
+KINDS="fixed grow window apbf window_once apbf_once slice union"
 PATHS="line sorted sync memory union fold merge rotate kill"
 
 # The rate every kind is made for: few enough false positives that the
@@ -87,6 +89,25 @@ members_apbf() { echo "$1.bf"; }
 holds_apbf() { cat "$2"; }
 generations_apbf() { echo 3; }
 
+# Windows that remember a line from its first add (create --no-renew): a
+# line seen again is not added again.
+make_window_once() {
+	bloom create --seed 11 --generations 3 -n 60000 -p $RATE --no-renew "$1.bf"
+}
+members_window_once() { echo "$1.bf"; }
+holds_window_once() { cat "$2"; }
+generations_window_once() { echo 3; }
+renews_window_once() { false; }
+
+make_apbf_once() {
+	bloom create --seed 11 --generations 3 -n 60000 -p $RATE \
+		--layout apbf --no-renew "$1.bf"
+}
+members_apbf_once() { echo "$1.bf"; }
+holds_apbf_once() { cat "$2"; }
+generations_apbf_once() { echo 3; }
+renews_apbf_once() { false; }
+
 # Slice 1 of 2 of a whole filter: the lines of slice 0 are passed over.
 make_slice() { bloom create --seed 11 -s 512K -p $RATE --slice 1/2 "$1.bf"; }
 members_slice() { echo "$1.bf"; }
@@ -116,10 +137,15 @@ model_add() {
 	local kind=$1 name=$2 file=$3
 
 	"holds_$kind" "$name" "$file" >.held_in
-	awk 'FILENAME == ARGV[1] { seen[$0] = 1; next } !seen[$0]++' "$name.held" .held_in
+	awk 'FILENAME == ARGV[1] { seen[$0] = 1; next } !seen[$0]++' "$name.held" .held_in >.new_in
+	cat .new_in
+	# A window that does not renew adds only the new lines.
+	if declare -F "renews_$kind" >/dev/null && ! "renews_$kind"; then
+		cp .new_in .held_in
+	fi
 	sort -u "$name.gen" .held_in >.gen && mv .gen "$name.gen"
 	sort -u "$name.held" .held_in >.held && mv .held "$name.held"
-	rm -f .held_in
+	rm -f .held_in .new_in
 }
 
 # model_rotate KIND NAME: a new generation; the held lines are those of
@@ -273,9 +299,9 @@ same_as_line() {
 # age-partitioned layout is refused today (core-paths brings it): the
 # refusal is asserted, to be turned into the cell once it lands.
 path_sorted() {
-	if [ "$1" = apbf ]; then
+	if [ "${1%_once}" = apbf ]; then
 		inputs
-		fresh apbf f
+		fresh "$1" f
 		bloom add --new --memory 4K f.bf in1 >add.out 2>add.err && fail "sorted batches of an apbf window: taken, exit 0: update this cell"
 		[ $? -eq 2 ] || fail "sorted batches of an apbf window: status not 2"
 		[ "$(cat add.err)" = "bloom: f.bf: an age-partitioned window is not added to or checked in sorted batches: give --memory room for the whole filter" ] ||
@@ -434,7 +460,7 @@ path_rotate() {
 	# it writes are new lines, in order, but not every one.
 	bloom rotate f.bf || fail "rotate: status $?"
 	model_rotate "$kind" f
-	if [ "$kind" = apbf ]; then
+	if [ "${kind%_once}" = apbf ]; then
 		model_add "$kind" f in1 >want.new
 		add "$kind" f --new in1 || fail "add --new in1: status $?"
 		[ -s add.out ] || fail "add --new in1: nothing new after expiry"
@@ -456,7 +482,7 @@ path_kill() {
 
 	keys 50000 k- >big
 	for opt in "" "--memory 16K"; do
-		[ -z "$opt" ] || [ "$kind" != apbf ] || continue
+		[ -z "$opt" ] || [ "${kind%_once}" != apbf ] || continue
 		rm -f ./*.bf pipe
 		fresh "$kind" f
 		m=$("members_$kind" f | tail -n 1)

@@ -33,6 +33,14 @@ teardown() {
 	matrix apbf
 }
 
+@test "combinations: a window that does not renew (create --no-renew), blocked, through every path" {
+	matrix window_once
+}
+
+@test "combinations: a window that does not renew (create --no-renew), age-partitioned, through every path" {
+	matrix apbf_once
+}
+
 @test "combinations: a slice through every path" {
 	matrix slice
 }
@@ -116,7 +124,7 @@ refused() {
 @test "combinations: the matrix covers every kind and every path" {
 	local kind path
 
-	[ "$KINDS" = "fixed grow window apbf slice union" ]
+	[ "$KINDS" = "fixed grow window apbf window_once apbf_once slice union" ]
 	for kind in $KINDS; do
 		for f in make members holds generations; do
 			declare -F "${f}_$kind" >/dev/null
