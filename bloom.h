@@ -271,8 +271,10 @@ struct bloom_pass {
 
 /* ORs segment si of src into segment di of b (of slices, the blocks of
  * the whole filter that both hold, which may be none), with atomic ORs
- * so that processes adding to b at once lose nothing.  The caller has
- * checked that the geometry agrees. */
+ * so that processes adding to b at once lose nothing; of age-partitioned
+ * windows at the same generation, the slots of src's array whose ages
+ * count for its readers, into b's array (once for all generations).
+ * The caller has checked that the geometry agrees. */
 void bloom_or(struct bloom *b, unsigned di, const struct bloom *src,
     unsigned si);
 

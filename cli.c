@@ -173,11 +173,13 @@ static const char *const option_help[NCMD] = {
 	"other processes add to or check filter.\n"),
 	("Write to output a smaller filter holding the same lines: blocks n i to\n"
 	"n i + n - 1 ORed into block i, exactly the filter made with 1/n of\n"
-	"the blocks; each segment of a growable filter is folded alone.  The\n"
-	"output is written whole or not at all; filter is only read.\n"
+	"the blocks; each segment of a growable filter is folded alone, a\n"
+	"window's generations alike, a slice into the same slice of its whole\n"
+	"filter folded.  The output is written whole or not at all; filter is\n"
+	"only read.\n"
 	"  --by n       fold by n, which must divide the blocks of every\n"
 	"               segment (default: each segment as far as the lines it\n"
-	"               holds allow at its target rate)\n"
+	"               holds allow at its target rate; a slice needs it)\n"
 	"  -f           replace an existing output file\n"),
 	("Split lines by the slice of filter that holds them: each line is\n"
 	"written after its slice number and a tab, or with -o to the file\n"

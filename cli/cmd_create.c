@@ -643,15 +643,23 @@ tell_fold_refusal(const char *path, const struct fold_plan *fp, uint64_t by)
 	const struct segment_info *s = &fp->h.seg[fp->segment];
 
 	switch (fp->refusal) {
-	case FOLD_WINDOW:
-		msg_warn("%s: cannot fold a window: its generations rotate in "
-		    "place (only fixed and growable filters fold)", path);
+	case FOLD_WINDOW_GROWN:
+		msg_warn("%s: cannot fold a window whose generations grew past "
+		    "their sizing until those generations expire (bloom "
+		    "rotate)", path);
 		break;
-	case FOLD_SLICE:
-		msg_warn("%s: cannot fold a slice: fold the whole filter, then "
-		    "cut it", path);
+	case FOLD_SLICE_BY:
+		msg_warn("%s: cannot fold a slice without --by: fold every "
+		    "slice of the filter by the same --by n", path);
 		break;
 	default:
+		if (fp->h.layout == LAYOUT_APBF) {
+			msg_warn("%s: cannot fold by %" PRIu64 ": the window "
+			    "has %" PRIu64 " groups of %u blocks, not a "
+			    "multiple of %" PRIu64, path, by, s->nblocks /
+			    APBF_GROUP_BLOCKS, APBF_GROUP_BLOCKS, by);
+			break;
+		}
 		msg_warn("%s: cannot fold by %" PRIu64 ": segment %u has %"
 		    PRIu64 " blocks, not a multiple of %" PRIu64, path, by,
 		    fp->segment, s->nblocks, by);

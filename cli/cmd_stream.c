@@ -396,18 +396,23 @@ notice(struct bloom *b, unsigned events)
 		    "than the window", bloom_path(b), t->capacity);
 }
 
-/* Tells of the lines a slice passed over. */
+/* Tells of the lines a slice passed over: in a union, a slice of the
+ * first whole filter that passed over a line no filter may hold. */
 static void
 elsewhere_note(const struct engine *e)
 {
+	const char *path = bloom_path(e->filter);
+
+	if (e->all != NULL && e->all->passer != 0)
+		path = bloom_path(e->all->filter[e->all->passer - 1]);
 	if (e->elsewhere == 1)
 		msg_warn("%s: 1 line belongs to other slices of the filter and "
 		    "was passed over (bloom route splits a stream by slice)",
-		    bloom_path(e->filter));
+		    path);
 	else if (e->elsewhere > 1)
 		msg_warn("%s: %" PRIu64 " lines belong to other slices of the "
 		    "filter and were passed over (bloom route splits a stream "
-		    "by slice)", bloom_path(e->filter), e->elsewhere);
+		    "by slice)", path, e->elsewhere);
 }
 
 /* Parses the value of --memory for cmd: a size of at least a page. */

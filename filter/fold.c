@@ -7,6 +7,14 @@
  * ORing blocks n i to n i + n - 1 into block i gives, bit for bit, the
  * filter that m blocks would have held after the same adds; fold does
  * that for each segment, into a new file written as create writes one.
+ *
+ * The same holds of the other units a key's place is drawn in: the
+ * groups of an age-partitioned window (store/apbf.c) are chosen as blocks
+ * are and a key's bits in a group depend on its hash alone, so groups
+ * fold whole.  A window's generations fold alike and keep their stamps
+ * and the window's generation; a slice folds by n into the same slice of
+ * its whole filter folded by n, since its blocks are a range of the
+ * whole's that n divides.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -63,38 +71,115 @@ largest_fold(uint64_t nblocks, unsigned hashes, double fpr, uint64_t keys)
 	return best;
 }
 
-int
-fold_plan(struct bloom *b, uint64_t n, struct fold_plan *fp)
+/* Returns the blocks of the unit fold ORs whole in segment i of h: a
+ * group of the age-partitioned array, else a block. */
+static uint64_t
+unit_of(const struct bloom_header *h, unsigned i)
 {
-	const struct bloom_header *src = bloom_header(b);
+	return h->layout == LAYOUT_APBF && i < h->slots ? APBF_GROUP_BLOCKS :
+	    1;
+}
+
+/* Returns the most keys a window of an age-partitioned array of ngroups
+ * groups holds at h's rate and generations with k hashes, at least 1. */
+static uint64_t
+apbf_capacity_at(const struct bloom_header *h, uint64_t ngroups, unsigned k)
+{
+	struct apbf_params a;
+	uint64_t lo = 1, hi = ngroups * APBF_GROUP_BITS, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo + 1) / 2;
+		if (params_apbf_size(mid, h->target_fpr, h->slots, &a) == 0 &&
+		    a.hashes == k && a.ngroups <= ngroups)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/* Returns the largest factor of units units that leaves at least need of
+ * them. */
+static uint64_t
+largest_fold_to(uint64_t units, uint64_t need)
+{
+	uint64_t d, best = 1;
+
+	for (d = 1; d <= units / d; d++) {
+		if (units % d != 0)
+			continue;
+		if (units / d >= need && d > best)
+			best = d;
+		if (d >= need && units / d > best)
+			best = units / d;
+	}
+	return best;
+}
+
+/*
+ * A window's generations share one geometry, so that a rotation reuses
+ * any of them: all fold by one factor, by default the largest that keeps
+ * the rate with the keys of its fullest live generation.  Its extra
+ * segments must hold no live generation (fold_plan).
+ */
+static int
+plan_window(struct bloom *b, uint64_t n, struct fold_plan *fp)
+{
 	struct bloom_header *h = &fp->h;
-	struct segment_info *s;
-	uint64_t offset;
+	struct segment_info *s = &h->seg[0];
+	struct apbf_params a;
+	uint64_t keys = 1, units, d;
 	unsigned i;
 
-	memset(fp, 0, sizeof *fp);
-	if (src->mode == MODE_WINDOW) {
-		fp->refusal = FOLD_WINDOW;
+	for (i = 0; i < h->slots; i++)
+		if (bloom_is_live(b, i) && h->seg[i].inserted > keys)
+			keys = h->seg[i].inserted;
+	units = s->nblocks / unit_of(h, 0);
+	if (n != 0 && units % n != 0) {
+		fp->refusal = FOLD_INDIVISIBLE;
 		return -1;
 	}
-	if (src->slices != 0) {
-		fp->refusal = FOLD_SLICE;
-		return -1;
+	if (n != 0)
+		d = n;
+	else if (h->layout == LAYOUT_APBF)
+		d = params_apbf_size(keys > UINT64_MAX / (h->slots - 1) ?
+		    UINT64_MAX : keys * (h->slots - 1), h->target_fpr,
+		    h->slots, &a) == 0 && a.hashes == s->hashes ?
+		    largest_fold_to(units, a.ngroups) : 1;
+	else
+		d = largest_fold(s->nblocks, s->hashes, s->target_fpr, keys);
+	for (i = 0; i < h->slots; i++) {
+		fp->by[i] = d;
+		h->seg[i].nblocks /= d;
+		h->seg[i].capacity = h->layout == LAYOUT_APBF ? 0 :
+		    capacity_at(h->seg[i].nblocks, h->seg[i].hashes,
+		    h->seg[i].target_fpr);
 	}
-	*h = *src;
-	if (src->version == FORMAT_V1)
-		h->created_ms = now_ms();
-	h->version = FORMAT_V2;
-	h->header_size = V2_HEADER_SIZE;
-	h->nsegments = bloom_nsegments(b);
-	h->data_offset = format_data_offset(h->slots);
-	h->epoch = 0;
-	offset = h->data_offset;
+	/* The window's capacity, whose share sizes a generation that grows
+	 * and is what stats tells: what the folded generations hold. */
+	if (h->layout == LAYOUT_APBF)
+		h->capacity = apbf_capacity_at(h, s->nblocks /
+		    APBF_GROUP_BLOCKS, s->hashes);
+	else
+		h->capacity = s->capacity > UINT64_MAX / (h->slots - 1) ?
+		    UINT64_MAX : s->capacity * (h->slots - 1);
+	for (i = 0; i < h->slots && h->layout == LAYOUT_APBF; i++)
+		h->seg[i].capacity = h->capacity / (h->slots - 1) +
+		    (h->capacity % (h->slots - 1) != 0);
+	return 0;
+}
+
+/* Plans each segment of a fixed or growable filter (a slice too) alone. */
+static int
+plan_segments(uint64_t n, struct fold_plan *fp)
+{
+	struct bloom_header *h = &fp->h;
+	struct segment_info *s;
+	unsigned i;
+
 	for (i = 0; i < h->nsegments; i++) {
 		s = &h->seg[i];
-		s->inserted = bloom_inserted(b, i);
-		s->stamp = src->version == FORMAT_V1 ? h->created_ms :
-		    bloom_stamp(b, i);
 		if (n != 0 && s->nblocks % n != 0) {
 			fp->refusal = FOLD_INDIVISIBLE;
 			fp->segment = i;
@@ -105,14 +190,78 @@ fold_plan(struct bloom *b, uint64_t n, struct fold_plan *fp)
 		s->nblocks /= fp->by[i];
 		s->capacity = capacity_at(s->nblocks, s->hashes,
 		    s->target_fpr);
-		s->offset = offset;
-		h->file_size = format_segment_end(s);
-		offset = format_next_offset(s);
 	}
 	/* A fixed filter's capacity is its one segment's; a growable one's
 	 * is its first segment's as made, which sizes the next ones. */
 	if (h->mode == MODE_FIXED)
 		h->capacity = h->seg[0].capacity;
+	/* A slice is the same cut of the folded whole filter: its blocks
+	 * are its share of the whole's, both divided by n. */
+	if (h->slices != 0)
+		h->whole_nblocks /= n;
+	return 0;
+}
+
+/* Returns 1 if an extra segment of window b holds a live generation. */
+static int
+live_extra(const struct bloom *b)
+{
+	unsigned i;
+
+	for (i = bloom_header(b)->slots; i < bloom_nsegments(b); i++)
+		if (bloom_is_live(b, i))
+			return 1;
+	return 0;
+}
+
+int
+fold_plan(struct bloom *b, uint64_t n, struct fold_plan *fp)
+{
+	const struct bloom_header *src = bloom_header(b);
+	struct bloom_header *h = &fp->h;
+	uint64_t offset;
+	unsigned i;
+
+	memset(fp, 0, sizeof *fp);
+	/* Which extra segment holds which generation is the file's own:
+	 * one grown past its sizing folds once it has expired. */
+	if (src->mode == MODE_WINDOW && live_extra(b)) {
+		fp->refusal = FOLD_WINDOW_GROWN;
+		return -1;
+	}
+	/* Every slice of a filter must fold alike to stay its slice. */
+	if (src->slices != 0 && n == 0) {
+		fp->refusal = FOLD_SLICE_BY;
+		return -1;
+	}
+	*h = *src;
+	if (src->version == FORMAT_V1)
+		h->created_ms = now_ms();
+	h->version = FORMAT_V2;
+	h->header_size = V2_HEADER_SIZE;
+	h->nsegments = bloom_nsegments(b);
+	if (src->mode == MODE_WINDOW)
+		h->nsegments = src->slots;	/* no extra one is live */
+	h->data_offset = format_data_offset(h->slots);
+	h->epoch = bloom_epoch(b);
+	for (i = 0; i < h->nsegments; i++) {
+		h->seg[i].inserted = bloom_inserted(b, i);
+		h->seg[i].stamp = src->version == FORMAT_V1 ? h->created_ms :
+		    bloom_stamp(b, i);
+	}
+	if ((src->mode == MODE_WINDOW ? plan_window(b, n, fp) :
+	    plan_segments(n, fp)) == -1)
+		return -1;
+	/* Laid out as create lays out: each on a page, the generations of
+	 * an age-partitioned window on one array. */
+	offset = h->data_offset;
+	for (i = 0; i < h->nsegments; i++) {
+		if (h->layout == LAYOUT_APBF && i > 0 && i < h->slots)
+			offset = h->data_offset;
+		h->seg[i].offset = offset;
+		h->file_size = format_segment_end(&h->seg[i]);
+		offset = format_next_offset(&h->seg[i]);
+	}
 	return 0;
 }
 
@@ -174,7 +323,8 @@ fold_segment(struct fold_job *job, unsigned i, int fd)
 {
 	const struct segment_info *from = &bloom_header(job->b)->seg[i];
 	const struct segment_info *to = &job->fp->h.seg[i];
-	uint64_t n = job->fp->by[i], at, got, j, o, out_lo = 0, k;
+	uint64_t n = job->fp->by[i], u = unit_of(&job->fp->h, i);
+	uint64_t at, got, j, o, out_lo = 0, k;
 	int src = bloom_fd(job->b);
 
 	memset(job->out, 0, OUT_BLOCKS * BLOCK_BYTES);
@@ -185,7 +335,9 @@ fold_segment(struct fold_job *job, unsigned i, int fd)
 		    from->offset + at * BLOCK_BYTES) == -1)
 			return BLOOM_ERRNO;
 		for (j = 0; j < got; j++) {
-			o = (at + j) / n;
+			/* Unit q of the source goes into unit q / n, each
+			 * block of it in its place. */
+			o = (at + j) / u / n * u + (at + j) % u;
 			if (o - out_lo == OUT_BLOCKS) {
 				if (write_all(fd, job->out, OUT_BLOCKS *
 				    BLOCK_BYTES, to->offset + out_lo *
@@ -213,9 +365,14 @@ fill_folded(void *arg, int fd, const struct bloom_header *h)
 	unsigned i;
 	int s;
 
-	for (i = 0; i < h->nsegments; i++)
+	for (i = 0; i < h->nsegments; i++) {
+		/* The generations of an age-partitioned window are one
+		 * array: written once, as the first. */
+		if (h->layout == LAYOUT_APBF && i > 0 && i < h->slots)
+			continue;
 		if ((s = fold_segment(job, i, fd)) != BLOOM_OK)
 			return s;
+	}
 	return BLOOM_OK;
 }
 

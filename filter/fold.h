@@ -11,9 +11,11 @@
 /* Why a filter cannot be folded (fold_plan). */
 enum fold_refusal {
 	FOLD_OK = 0,
-	FOLD_WINDOW,		/* a window: its generations rotate in place */
-	FOLD_SLICE,		/* a slice of a filter */
-	FOLD_INDIVISIBLE	/* --by n does not divide a segment's blocks */
+	FOLD_WINDOW_GROWN,	/* a window with a live extra segment */
+	FOLD_SLICE_BY,		/* a slice, without a factor given */
+	FOLD_INDIVISIBLE	/* --by n does not divide a segment's blocks
+				 * (of a window: its generations' blocks, or
+				 * groups of the age-partitioned layout) */
 };
 
 /* The plan of a fold: the new header, and the factor of each segment. */
@@ -27,9 +29,10 @@ struct fold_plan {
 /*
  * Plans the fold of b: by n (1 or more) if n is not 0; else each segment
  * folded by the largest factor of its blocks that keeps its rate at its
- * target with the keys it holds.  Each folded segment's capacity is what
- * its blocks hold at its target rate.  Returns 0, or -1 with fp->refusal
- * saying why not.
+ * target with the keys it holds (a window: all its generations by the
+ * factor its fullest live one allows; a slice needs n).  Each folded
+ * segment's capacity is what its blocks hold at its target rate.  Returns
+ * 0, or -1 with fp->refusal saying why not.
  */
 int fold_plan(struct bloom *b, uint64_t n, struct fold_plan *fp);
 

@@ -7,7 +7,9 @@
  * of one count into those of another.  Everything is checked before anything is
  * written, so that a mismatch leaves the target as it was; and a window
  * target does not rotate from the checks to the end of the writes, or a
- * source's expired generation would be ORed into a fresh one.
+ * source's expired generation would be ORed into a fresh one.  Windows
+ * merge at the same generation: then the same slot of an age-partitioned
+ * array holds the same generation in both, and its live slots are ORed.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -47,6 +49,13 @@ refuse(struct merge_mismatch *mm, const char *reason)
 }
 
 static const char *const mode_names[] = { "fixed", "grow", "window" };
+
+/* Returns the name create --layout takes for layout id l. */
+static const char *
+layout_name(uint32_t l)
+{
+	return l == LAYOUT_APBF ? "apbf" : "blocked";
+}
 
 /* Compares the geometry of segment i of both. */
 static int
@@ -202,9 +211,15 @@ merge_check(const struct bloom *t, const struct bloom *s,
 	const struct bloom_header *th = bloom_header(t), *sh = bloom_header(s);
 	unsigned i, n;
 
-	if (th->layout == LAYOUT_APBF || sh->layout == LAYOUT_APBF)
-		return refuse(mm, "an age-partitioned window (create --layout "
-		    "apbf) does not merge");
+	if (th->layout != sh->layout) {
+		snprintf(mm->field, sizeof mm->field, "layout");
+		snprintf(mm->target, sizeof mm->target, "%s",
+		    layout_name(th->layout));
+		snprintf(mm->source, sizeof mm->source, "%s",
+		    layout_name(sh->layout));
+		mm->reason = NULL;
+		return -1;
+	}
 	if (th->seed != sh->seed)
 		return differ(mm, "seed", "%" PRIu64, th->seed, sh->seed);
 	if (sh->slices != 0 || th->slices != 0)
@@ -277,6 +292,17 @@ merge_into(struct bloom *t, const struct bloom *s)
 	}
 	if (bloom_header(t)->mode == MODE_WINDOW)
 		n = bloom_header(t)->slots;	/* no extra segment is live */
+	/* The generations of an age-partitioned window share one array:
+	 * ORed once, the slots of the source's live ages.  A generation's
+	 * counter cannot be summed either (shared keys): it is raised to
+	 * the source's, the most the union may hold at the least. */
+	if (bloom_header(t)->layout == LAYOUT_APBF) {
+		bloom_or(t, 0, s, 0);
+		for (i = 0; i < n; i++)
+			if (bloom_is_live(s, i))
+				segments_raise(t, i, bloom_inserted(s, i));
+		return BLOOM_OK;
+	}
 	for (i = 0; i < n; i++) {
 		if (bloom_header(t)->mode == MODE_WINDOW && !bloom_is_live(s, i))
 			continue;

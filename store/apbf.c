@@ -396,6 +396,38 @@ apbf_clear(const struct apbf_view *v, uint64_t mask)
 	}
 }
 
+void
+apbf_or(const struct apbf_view *to, const struct apbf_view *from)
+{
+	uint64_t take[GROUP_WORDS], *dst, w, mask = 0;
+	const uint64_t *src;
+	uint64_t g;
+	unsigned i;
+
+	/* The slot of age a is newest + a, around the group. */
+	for (i = 0; i < from->slots; i++)
+		if (from->ages >> i & 1)
+			mask |= (uint64_t)1 << (from->newest + i) % from->slots;
+	if (mask == 0)
+		return;
+	keep_mask(from, mask, take);
+	for (i = 0; i < GROUP_WORDS; i++)
+		take[i] = ~take[i];
+	for (g = 0; g < from->ngroups; g++) {
+		dst = (uint64_t *)(to->bits + g * (APBF_GROUP_BITS / 8));
+		src = (const uint64_t *)(from->bits + g *
+		    (APBF_GROUP_BITS / 8));
+		/* As bits_or: a word writes only where the source has a bit
+		 * the target lacks, atomically, for adders at work. */
+		for (i = 0; i < GROUP_WORDS; i++) {
+			w = src[i] & take[i];
+			if ((w & ~__atomic_load_n(&dst[i], __ATOMIC_RELAXED)) !=
+			    0)
+				__atomic_fetch_or(&dst[i], w, __ATOMIC_RELAXED);
+		}
+	}
+}
+
 uint64_t
 apbf_slot_bits(const struct apbf_view *v, unsigned j)
 {

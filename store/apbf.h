@@ -55,6 +55,11 @@ void apbf_held(const struct apbf_view *v, const uint64_t *hashes,
 /* Empties the slots that mask lists (bit j: slot j) in every group. */
 void apbf_clear(const struct apbf_view *v, uint64_t mask);
 
+/* ORs the slots of the ages that count in from (what a reader of from
+ * tests, and no other) of every group into the same slots of to, a view
+ * of the same geometry at the same generation, with atomic ORs. */
+void apbf_or(const struct apbf_view *to, const struct apbf_view *from);
+
 /* Counts the bits set in slot j of every group. */
 uint64_t apbf_slot_bits(const struct apbf_view *v, unsigned j);
 

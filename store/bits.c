@@ -853,6 +853,12 @@ bits_or(const struct segment *to, const struct segment *from)
 	uint64_t *dst;
 	const uint64_t *word;
 
+	/* An age-partitioned window's generations share one array: only
+	 * the slots the source's readers count are ORed. */
+	if (from->apbf.bits != NULL) {
+		apbf_or(&to->apbf, &from->apbf);
+		return;
+	}
 	/* The blocks of the whole filter that both hold. */
 	lo = to->lo > from->lo ? to->lo : from->lo;
 	hi = to->lo + to->info.nblocks < from->lo + from->info.nblocks ?

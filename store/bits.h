@@ -132,7 +132,8 @@ void bits_set_list_alone(const struct segment *s, const uint64_t *hashes,
 
 /* ORs the bits of segment from into segment to, with atomic ORs: the
  * blocks of their whole filter that both hold (each holds nblocks from
- * its lo on), which may be none. */
+ * its lo on), which may be none; of age-partitioned generations, the
+ * slots of the ages that count in from (apbf_or). */
 void bits_or(const struct segment *to, const struct segment *from);
 
 /* Counts the bits of each of nblocks blocks from word into hist (which it

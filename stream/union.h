@@ -20,11 +20,23 @@ struct filter_union {
 	uint64_t **hashes;	/* per seed beyond the first: LINES_MAX
 				 * hashes, hashes[0] unused */
 	unsigned nseeds;	/* distinct seeds */
+	unsigned char *hashed;	/* per seed: hashed for this group of
+				 * lines (the reader's, 0, is at once) */
+	unsigned *family;	/* per filter: the first of the slices of
+				 * its whole filter (union.c), itself if it
+				 * is no slice */
+	unsigned sliced;	/* families of slices */
 	const struct fields *fields;	/* the key is these fields of a
 				 * line, or NULL for the whole line */
 	unsigned char *key;	/* the key of a line, with fields */
 	size_t key_cap;		/* size of key */
 	unsigned char *found;	/* LINES_MAX answers of one filter */
+	unsigned char *answered;	/* LINES_MAX: some slice of the
+				 * family tested answered for the line */
+	uint32_t *unknown;	/* LINES_MAX: 1 + the first family none
+				 * of whose slices holds the line, or 0 */
+	unsigned passer;	/* 1 + the first family that passed over
+				 * a line no filter may hold, or 0 */
 	uint32_t *which;	/* LINES_MAX: the first filter that may
 				 * hold each line of the group */
 	unsigned failed;	/* after a failure: the filter that failed */
@@ -43,10 +55,12 @@ void union_free(struct filter_union *u);
  * Tests the lines of g, hashed by the reader for u->filter[0], against
  * every filter, each line hashed once for each other seed: hit[i] is set
  * to 1 if some filter may hold line i, and u->which[i] to the first that
- * may; else to 0 if some filter certainly does not, or to BLOOM_ELSEWHERE
- * if every one is a slice that passes it to another.  Needs the lines'
- * bytes (a reader that keeps them).  Returns BLOOM_OK, or a status with
- * u->failed set (BLOOM_ERRNO with errno set).
+ * may; else to BLOOM_ELSEWHERE if the slices of some whole filter are
+ * among the filters and none of them holds the line's blocks (that
+ * filter may hold it: union.c), u->passer then set if it was 0; else to
+ * 0, every filter certainly not holding it.  Needs the lines' bytes (a
+ * reader that keeps them).  Returns BLOOM_OK, or a status with u->failed
+ * set (BLOOM_ERRNO with errno set).
  */
 int union_test(struct filter_union *u, const struct line_group *g,
     unsigned char *hit);

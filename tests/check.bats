@@ -376,6 +376,41 @@ three() {
 	[[ "$stderr" == "bloom: s0.bf: "*" lines belong to other slices of the filter and were passed over (bloom route splits a stream by slice)" ]]
 }
 
+@test "check -F: a slice with another filter passes over its other slices' lines, never certainly absent" {
+	bloom create --seed 9 -n 10000 -p 1e-9 --slices 2 whole.bf
+	bloom create --like whole.bf --slice 0/2 s0.bf
+	bloom create --like whole.bf --slice 1/2 s1.bf
+	bloom create --seed 10 -n 10000 -p 1e-9 other.bf
+	keys 3000 >k
+	bloom route s0.bf k | awk -F '\t' '$1 == 0 { print $2 }' >k0
+	bloom route s0.bf k | awk -F '\t' '$1 == 1 { print $2 }' >k1
+	bloom add s0.bf k0
+	bloom add s1.bf k1
+	keys 10 o- | bloom add other.bf
+	{ cat k; keys 10 o-; keys 1000 z-; } >in
+	bloom route s0.bf in | awk -F '\t' '$1 == 0 { print $2 }' | grep '^z-' >z0
+	bloom route s0.bf in | awk -F '\t' '$1 == 1 { print $2 }' | grep -v '^o-' >p1
+	bloom route s0.bf in | awk -F '\t' '$1 == 1 && /^.\to-/ { print $2 }' >o1
+	n=$(wc -l <p1)
+	# Slice 1's lines are none of s0.bf's to answer and other.bf does
+	# not hold them: passed over, whichever filter comes first.
+	row 0 "$(cat z0)" "bloom: s0.bf: $n lines belong to other slices of the filter and were passed over (bloom route splits a stream by slice)" check -v -F s0.bf -F other.bf in
+	row 0 "$(cat z0)" "bloom: s0.bf: $n lines belong to other slices of the filter and were passed over (bloom route splits a stream by slice)" check -v -F other.bf -F s0.bf in
+	# What other.bf holds is selected whatever slice it falls in.
+	row 0 "$(cat k0; keys 10 o-)" "bloom: s0.bf: $n lines belong to other slices of the filter and were passed over (bloom route splits a stream by slice)" check -F s0.bf -F other.bf in
+	# With both slices, the whole filter answers: nothing passed over.
+	row 0 "$(keys 1000 z-)" '' check -v -F s1.bf -F other.bf -F s0.bf in
+	[ -s o1 ]
+	# Slices of other counts of the same whole filter answer with them:
+	# slice 0 of 2 and slices 2 and 3 of 4 make up the whole.
+	bloom create --like whole.bf --slice 2/4 q2.bf
+	bloom create --like whole.bf --slice 3/4 q3.bf
+	bloom add q2.bf k1 2>/dev/null
+	bloom add q3.bf k1 2>/dev/null
+	row 0 "$(keys 1000 z-)" '' check -v -F q3.bf -F s0.bf -F q2.bf -F other.bf in
+	row 0 "$(cat k; keys 10 o-)" '' check -F q3.bf -F s0.bf -F q2.bf -F other.bf in
+}
+
 @test "check -F: usage errors, and a filter that cannot be opened" {
 	three
 	local synopsis='usage: bloom check [-cHhqvz] [-f list [-d delim]] [--memory size]

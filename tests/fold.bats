@@ -137,11 +137,23 @@ print(t["bits"], s["bits"])
 }
 
 @test "fold refuses what it cannot fold exactly, and leaves everything as it was" {
-	bloom create --generations 3 -n 1000 w.bf
-	row 2 "" "bloom: w.bf: cannot fold a window: its generations rotate in place (only fixed and growable filters fold)" fold w.bf out.bf
 	bloom create --seed 1 -s 64K --slices 4 whole.bf
 	bloom create --like whole.bf --slice 1/4 s.bf
-	row 2 "" "bloom: s.bf: cannot fold a slice: fold the whole filter, then cut it" fold s.bf out.bf
+	row 2 "" "bloom: s.bf: cannot fold a slice without --by: fold every slice of the filter by the same --by n" fold s.bf out.bf
+	row 2 "" "bloom: s.bf: cannot fold by 3: segment 0 has 256 blocks, not a multiple of 3" fold --by 3 s.bf out.bf
+	bloom create --seed 1 -n 1000 --generations 3 --layout apbf a.bf
+	groups=$(( $(json a.bf 'd["bits"]') / 1024 ))
+	row 2 "" "bloom: a.bf: cannot fold by 64: the window has $groups groups of 2 blocks, not a multiple of 64" fold --by 64 a.bf out.bf
+	# A window whose generation grew past its sizing: the extra
+	# segment's place is its own; folded once that generation expired.
+	bloom create --seed 1 -n 100 --generations 2 g.bf
+	keys 1000 | bloom add g.bf 2>/dev/null
+	row 2 "" "bloom: g.bf: cannot fold a window whose generations grew past their sizing until those generations expire (bloom rotate)" fold g.bf out.bf
+	bloom rotate g.bf
+	bloom rotate g.bf
+	run -0 bloom fold g.bf out.bf
+	[ "$(json out.bf 'd["segments"].__len__()')" = 2 ]
+	rm out.bf
 	bloom create --seed 1 -s 64K f.bf
 	row 2 "" "bloom: f.bf: cannot fold by 3: segment 0 has 1024 blocks, not a multiple of 3" fold --by 3 f.bf out.bf
 	row 2 "" "bloom: f.bf: cannot fold a filter into itself" fold -f f.bf f.bf
@@ -154,6 +166,68 @@ print(t["bits"], s["bits"])
 	[ "$(json old.bf 'd["bits"]')" -lt $((64 * 1024 * 8)) ]
 	row 2 "" "bloom: nope.bf: No such file or directory" fold nope.bf out2.bf
 	[ ! -e out2.bf ]
+}
+
+# window_fold LAYOUT: a window of LAYOUT folded by 2 and by default keeps
+# every live line, its generation and its stamps, and rotates on as the
+# window it was: the lines of a generation that expires are forgotten.
+window_fold() {
+	bloom create --seed 5 -n 40000 -p 0.001 --generations 3 --layout "$1" w.bf
+	keys 3000 old- | bloom add w.bf
+	bloom rotate w.bf
+	keys 3000 new- | bloom add w.bf
+	for by in "--by 2" ""; do
+		rm -f f.bf
+		run -0 --separate-stderr bloom fold $by w.bf f.bf
+		[ "$output" = "" ] && [ "$stderr" = "" ]
+		[ "$(json f.bf 'd["bits"] * 2 <= '"$(json w.bf 'd["bits"]')")" = True ]
+		[ "$(json f.bf 'd["generation"]')" = 1 ]
+		[ "$(json f.bf '[s["generation"] for s in d["segments"]]')" = \
+		    "$(json w.bf '[s["generation"] for s in d["segments"]]')" ]
+		[ "$(json f.bf 'd["inserted"]')" = 6000 ]
+		run -1 bloom check -v f.bf <(keys 3000 old-; keys 3000 new-)
+		[ "$output" = "" ]
+		# Lines added to the folded window stay while it rotates on,
+		# and the oldest generation expires as it would have.
+		keys 3000 more- | bloom add f.bf
+		bloom rotate f.bf
+		bloom rotate f.bf
+		run -1 bloom check -v f.bf <(keys 3000 new-; keys 3000 more-)
+		[ "$output" = "" ]
+		[ "$(json f.bf '[s["live"] for s in d["segments"][:3]].count(True)')" = 3 ]
+		[ "$(bloom check -c f.bf <(keys 3000 old-))" -lt 300 ]
+	done
+}
+
+@test "fold of a window, blocked layout: generations folded alike, every live line kept" {
+	window_fold blocked
+}
+
+@test "fold of a window, age-partitioned layout: its groups folded, every live line kept" {
+	window_fold apbf
+}
+
+@test "fold of slices by n: each the same slice of the whole filter folded by n" {
+	bloom create --seed 7 -n 20000 -p 0.001 --slices 4 whole.bf
+	keys 8000 >in
+	bloom add whole.bf in
+	bloom fold --by 2 whole.bf wf.bf
+	# Not i: bats's run sets it.
+	for sl in 0 1 2 3; do
+		bloom create --like whole.bf --slice $sl/4 s$sl.bf
+		bloom add s$sl.bf in 2>/dev/null
+		run -0 --separate-stderr bloom fold --by 2 s$sl.bf f$sl.bf
+		[ "$stderr" = "" ]
+		# The folded whole filter cut into the same slice, bit for bit.
+		bloom create --like wf.bf --slice $sl/4 c$sl.bf
+		bloom merge c$sl.bf wf.bf
+		cmp <(tail -c +4097 c$sl.bf) <(tail -c +4097 f$sl.bf)
+		[ "$(json f$sl.bf 'd["whole_bits"] * 2')" = "$(json whole.bf 'd["bits"]')" ]
+	done
+	# Together they answer for every line, and route as the whole does.
+	run -1 bloom check -v -F f0.bf -F f1.bf -F f2.bf -F f3.bf in
+	[ "$output" = "" ]
+	cmp <(bloom route --slices 4 wf.bf in) <(bloom route f2.bf in)
 }
 
 @test "fold --by past the rate: made, with a warning" {

@@ -106,6 +106,34 @@ usage: bloom merge filter source ..." merge a.bf
 	[ "$output" = 1000 ]
 }
 
+@test "merge: age-partitioned windows at the same generation: the array of both adds, bit for bit" {
+	bloom create --generations 3 -n 30000 -p 0.01 --seed 4 --layout apbf w.bf
+	bloom create --like w.bf a.bf
+	bloom create --like w.bf b.bf
+	keys 2000 a0- | bloom add a.bf
+	keys 2000 b0- | bloom add b.bf
+	keys 2000 a0- | bloom add w.bf
+	keys 2000 b0- | bloom add w.bf
+	for f in a b w; do bloom rotate $f.bf; done
+	keys 2000 a1- | bloom add a.bf
+	keys 2000 b1- | bloom add b.bf
+	keys 2000 a1- | bloom add w.bf
+	keys 2000 b1- | bloom add w.bf
+	run -0 --separate-stderr bloom merge a.bf b.bf
+	[ "$output" = "" ] && [ "$stderr" = "" ]
+	# The array after the table, bit for bit the one of all the adds.
+	cmp <(tail -c +4097 a.bf) <(tail -c +4097 w.bf)
+	run -1 bloom check -v a.bf <(keys 2000 a0-; keys 2000 b0-; keys 2000 a1-; keys 2000 b1-)
+	[ "$output" = "" ]
+	[ "$(json a.bf 'd["segments"][1]["inserted"]')" = 2000 ]
+	# As windows do, they merge only at the same generation.
+	bloom rotate a.bf
+	row 2 "" "bloom: b.bf: current generation differs from a.bf's (1 here, 2 there)" merge a.bf b.bf
+	# And with the same layout.
+	bloom create --generations 3 -n 30000 -p 0.01 --seed 4 c.bf
+	row 2 "" "bloom: c.bf: layout differs from a.bf's (blocked here, apbf there)" merge a.bf c.bf
+}
+
 @test "merge: a growable target gains the segments it lacks" {
 	bloom create --grow -n 1000 -p 0.01 --seed 8 t.bf
 	bloom create --like t.bf a.bf
