@@ -566,7 +566,7 @@ claims_start(struct bloom *b)
 {
 	if (!b->claims_tried) {
 		b->claims_tried = 1;
-		b->claims = claims_join(b->fd);
+		b->claims = claims_join(b);
 	}
 	b->claiming = b->claims != NULL && claims_begin(b->claims);
 }
@@ -896,6 +896,12 @@ void
 bloom_on_lock_wait(struct bloom *b, void (*on_wait)(const char *path))
 {
 	b->on_lock_wait = on_wait;
+}
+
+void
+bloom_on_claims_wait(struct bloom *b, void (*on_wait)(const char *path))
+{
+	b->on_claims_wait = on_wait;
 }
 
 const struct bloom_header *
