@@ -402,7 +402,7 @@ void
 tell_claims_waits(const char *path)
 {
 	msg_warn("%s: waiting for a lock: another add --new of the filter is "
-	    "writing its new lines", path);
+	    "writing its new lines, or a process holds its lock", path);
 }
 
 /* Tells that create -f has waited a second for the file's users. */
