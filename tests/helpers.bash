@@ -311,8 +311,8 @@ drop_claim_tables() {
 
 	find "$BATS_TEST_TMPDIR" -type f 2>/dev/null |
 		while IFS= read -r f; do
-			t=$(claim_table "$f" 2>/dev/null) || continue
-			rm -f "$t"
+			t=$(stat -c '%d %i' "$f" 2>/dev/null) || continue
+			rm -f $(printf '/dev/shm/bloom-claims-%x-%x-' $t)*
 		done
 	return 0
 }
