@@ -18,11 +18,17 @@
  * death can cause is a repeat (the dead adder wrote the line, nobody set
  * its bits), never a loss.
  *
- * The table is a file in /dev/shm named for the filter's device and
- * inode, HEAD_BYTES of adders' slots and then NBUCKETS buckets of one
- * cache line: a lock word and BUCKET_KEYS claims.  A claim is a word: the
- * claimer's slot and that slot's generation, and 50 bits of the key's
- * hash.  An adder holds an open file description lock (F_OFD_SETLK) on
+ * The table is a file in /dev/shm named for the filter's device, inode
+ * and header checksum, HEAD_BYTES of adders' slots and then NBUCKETS
+ * buckets of one cache line: a lock word and BUCKET_KEYS claims.  A claim
+ * is a word: the claimer's slot and 16 bits of that slot's generation,
+ * and 42 bits of the key's hash.  Its trust follows the filter's: only
+ * who may read the filter knows the checksum; a table is made unnamed
+ * and whole, with the filter's group if that group may write it, then
+ * linked; one found is used only if made by, and open only to, those who
+ * may write the filter.  Where there is none to trust, or adders of the
+ * filter use another table (a /dev/shm of their own), chunks go alone
+ * through the gate (GATE_BYTE below), which needs no table.  An adder holds an open file description lock (F_OFD_SETLK) on
  * the byte of its slot for as long as it lives: the kernel lets go of it
  * when the adder dies however it dies, which is how the others tell.  The
  * last adder to leave removes the table; one killed leaves it for the
