@@ -558,19 +558,6 @@ set_keys(struct bloom *b, const struct bloom_pass *v, const uint64_t *hashes,
 
 static struct bloom_pass in_memory(struct bloom *b);
 
-/* Begins a chunk of an add --new before its keys are tested (see
- * claims.c for why before): joins the filter's claim table the first
- * time, and says if other adders are at work now (b->claiming). */
-static void
-claims_start(struct bloom *b)
-{
-	if (!b->claims_tried) {
-		b->claims_tried = 1;
-		b->claims = claims_join(b);
-	}
-	b->claiming = b->claims != NULL && claims_begin(b->claims);
-}
-
 /*
  * Claims the keys isnew marks new, if other adders were at work when the
  * chunk began (claims_start) or have joined since, and tests
@@ -605,19 +592,6 @@ bloom_add_claim_pass(struct bloom *b, const struct bloom_pass *v,
 	for (i = 0; i < n; i++)
 		isnew[i] = again[i] ? 0 : isnew[i];
 	return BLOOM_OK;
-}
-
-/* Lets go of the claims of a chunk whose bits are set. */
-static void
-claims_done(struct bloom *b, const uint64_t *hashes,
-    const unsigned char *isnew, size_t n)
-{
-	if (b->claims == NULL)
-		return;
-	if (b->claiming)
-		claims_release(b->claims, hashes, isnew, n);
-	claims_end(b->claims);
-	b->claiming = 0;
 }
 
 /* Turns what a test found into what an add would call new. */

@@ -519,6 +519,28 @@ claims_forget(int fd)
 
 /* ==== Chunks ==== */
 
+void
+claims_start(struct bloom *b)
+{
+	if (!b->claims_tried) {
+		b->claims_tried = 1;
+		b->claims = claims_join(b);
+	}
+	b->claiming = b->claims != NULL && claims_begin(b->claims);
+}
+
+void
+claims_done(struct bloom *b, const uint64_t *hashes,
+    const unsigned char *isnew, size_t n)
+{
+	if (b->claims == NULL)
+		return;
+	if (b->claiming)
+		claims_release(b->claims, hashes, isnew, n);
+	claims_end(b->claims);
+	b->claiming = 0;
+}
+
 int
 claims_begin(struct claims *c)
 {

@@ -19,6 +19,16 @@ struct claims;		/* one adder's view of a filter's claim table */
  * NULL with no memory: the adder then claims nothing. */
 struct claims *claims_join(struct bloom *b);
 
+/* Begins a chunk of an add --new of b before its keys are tested (see
+ * claims.c for why before): joins the filter's claim table the first
+ * time, and sets b->claiming if other adders are at work now. */
+void claims_start(struct bloom *b);
+
+/* Ends the chunk claims_start began, letting go of the claims of the n
+ * keys isnew marks new once their bits are set. */
+void claims_done(struct bloom *b, const uint64_t *hashes,
+    const unsigned char *isnew, size_t n);
+
 /* Leaves the table and frees c (NULL is a no-op). */
 void claims_leave(struct claims *c);
 
