@@ -130,6 +130,9 @@ struct claims {
 	int gated;		/* this chunk holds the gate exclusively */
 	int in_chunk;		/* between claims_begin and claims_end */
 	int told;		/* b->on_claims_wait was called */
+	uint64_t stale;		/* a bucket lock word found held a second
+				 * in this chunk: taken over at once
+				 * wherever found, until the chunk ends */
 	signed char alive[OWNERS];	/* this chunk: whether each slot's
 				 * adder lives, -1 if not asked yet */
 };
@@ -562,6 +565,7 @@ claims_begin(struct claims *c)
 		return 0;
 	__atomic_store_n(unclaimed, 0, __ATOMIC_SEQ_CST);
 	memset(c->alive, -1, sizeof c->alive);
+	c->stale = 0;
 	return 1;
 }
 
@@ -572,6 +576,7 @@ claims_late(struct claims *c)
 	    __atomic_load_n(&c->head->adders, __ATOMIC_SEQ_CST) <= 1)
 		return 0;
 	memset(c->alive, -1, sizeof c->alive);
+	c->stale = 0;
 	return 1;
 }
 
@@ -610,7 +615,9 @@ ms_since(const struct timespec *start)
  * Takes bucket b's lock, from a dead holder too.  A live one holds it for
  * the few loads and stores of one claim: a word that stays a second is
  * not a holder's but a state no adder leaves (one written by hand, or by
- * a writer of the filter that means harm), and is taken over.
+ * a writer of the filter that means harm), or one of an adder stopped,
+ * and is taken over, at once in every other bucket where it is found in
+ * this chunk: a state written by hand costs a second a chunk.
  */
 static void
 lock_bucket(struct claims *c, uint64_t *b)
@@ -624,6 +631,10 @@ lock_bucket(struct claims *c, uint64_t *b)
 		if (__atomic_compare_exchange_n(&b[0], &held, c->tag, 0,
 		    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
 			return;
+		if (held == c->stale &&
+		    __atomic_compare_exchange_n(&b[0], &held, c->tag, 0,
+		    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+			return;
 		if (++spins % SPINS == 0) {
 			/* Asked afresh: its holder may have died since it
 			 * was last asked, holding the lock. */
@@ -631,11 +642,15 @@ lock_bucket(struct claims *c, uint64_t *b)
 				first = held;
 				clock_gettime(CLOCK_MONOTONIC, &start);
 			}
-			if ((!owner_lives(c, held, 1) ||
-			    ms_since(&start) >= 1000) &&
-			    __atomic_compare_exchange_n(&b[0], &held, c->tag,
-			    0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
-				return;
+			if (!owner_lives(c, held, 1) ||
+			    ms_since(&start) >= 1000) {
+				if (owner_lives(c, held, 0))
+					c->stale = held;
+				if (__atomic_compare_exchange_n(&b[0], &held,
+				    c->tag, 0, __ATOMIC_SEQ_CST,
+				    __ATOMIC_RELAXED))
+					return;
+			}
 		}
 		sched_yield();
 	}
