@@ -550,32 +550,6 @@ set_keys(struct bloom *b, const struct bloom_pass *v, const uint64_t *hashes,
 	return BLOOM_OK;
 }
 
-/* Begins a chunk of an add --new before its keys are tested (see
- * claims.c for why before): joins the filter's claim table the first
- * time, and says if other adders are at work now (b->claiming). */
-static void
-claims_start(struct bloom *b)
-{
-	if (!b->claims_tried) {
-		b->claims_tried = 1;
-		b->claims = claims_join(b->fd);
-	}
-	b->claiming = b->claims != NULL && claims_begin(b->claims);
-}
-
-/* Lets go of the claims of a chunk whose bits are set. */
-static void
-claims_done(struct bloom *b, const uint64_t *hashes,
-    const unsigned char *isnew, size_t n)
-{
-	if (b->claims == NULL)
-		return;
-	if (b->claiming)
-		claims_release(b->claims, hashes, isnew, n);
-	claims_end(b->claims);
-	b->claiming = 0;
-}
-
 /* Turns what a test found into what an add would call new. */
 static void
 found_to_new(unsigned char *found, size_t n)
@@ -878,6 +852,12 @@ void
 bloom_on_lock_wait(struct bloom *b, void (*on_wait)(const char *path))
 {
 	b->on_lock_wait = on_wait;
+}
+
+void
+bloom_on_claims_wait(struct bloom *b, void (*on_wait)(const char *path))
+{
+	b->on_claims_wait = on_wait;
 }
 
 const struct bloom_header *

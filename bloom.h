@@ -54,6 +54,11 @@ int bloom_sync(struct bloom *b);
  * another process's growth or rotation has lasted a second. */
 void bloom_on_lock_wait(struct bloom *b, void (*on_wait)(const char *path));
 
+/* Makes b call on_wait (unless NULL) with its path once, when add --new
+ * has waited a second for other adders of the filter (their claims). */
+void bloom_on_claims_wait(struct bloom *b,
+    void (*on_wait)(const char *path));
+
 /* ==== What an open filter is ==== */
 
 /* Returns b's header as validated at open, its segments brought up to

@@ -408,6 +408,16 @@ tell_lock_waits(const char *path)
 	    "the filter or rotating its generations", path);
 }
 
+/* Tells that add --new has waited a second for the other adders of the
+ * filter: a chunk of lines another one is writing alone, or the claims
+ * of its new lines. */
+void
+tell_claims_waits(const char *path)
+{
+	msg_warn("%s: waiting for a lock: another add --new of the filter is "
+	    "writing its new lines, or a process holds its lock", path);
+}
+
 /* Tells that create -f has waited a second for the file's users. */
 void
 tell_create_waits(const char *path)
@@ -477,6 +487,9 @@ main(int argc, char **argv)
 	int cmd;
 
 	reserve_std_fds();
+	/* A write past ulimit -f fails with EFBIG, which the command reports
+	 * naming the file, rather than killing us without a word. */
+	signal(SIGXFSZ, SIG_IGN);
 	if (argc < 2)
 		usage_error(-1, "no command given");
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {

@@ -79,6 +79,9 @@ void tell_open_waits(const char *path);
 void tell_create_waits(const char *path);
 void tell_lock_waits(const char *path);
 
+/* Tells that add --new has waited a second for the other adders. */
+void tell_claims_waits(const char *path);
+
 /* Arms the SIGBUS handler with a message naming path, a filter open for
  * writing if writable. */
 void guard_mapping(const char *path, int writable);

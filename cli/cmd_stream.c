@@ -367,6 +367,7 @@ open_for_add(struct bloom **bp, const char *path, int may_create,
 		return -1;
 	}
 	bloom_on_lock_wait(*bp, tell_lock_waits);
+	bloom_on_claims_wait(*bp, tell_claims_waits);
 	return 0;
 }
 

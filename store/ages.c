@@ -101,6 +101,15 @@ ages_mend_from(const struct bloom *b, uint64_t start, uint64_t to)
 	return start;
 }
 
+uint64_t
+ages_stamp(const struct bloom *b, const struct segment *t)
+{
+	if (b->hdr.layout == LAYOUT_APBF &&
+	    ages_mend_from(b, b->epoch, b->epoch) != b->epoch)
+		return 0;
+	return format_word_load(t->stamp);
+}
+
 /* An age-partitioned window rotating from generation from to to: empties
  * the slots of the generations it enters (those after from, a whole
  * group's at most) and of those from start to from that a rotation left

@@ -9,6 +9,7 @@
 #include "store/format.h"
 
 struct bloom;
+struct segment;
 
 /* Sizes the entry of every generation of an age-partitioned window whose
  * header fields (capacity, target_fpr, slots, data_offset) are in h.
@@ -23,6 +24,13 @@ void ages_follow(struct bloom *b, uint64_t file_epoch);
  * a rotation published and did not finish, if earlier than start; else
  * start. */
 uint64_t ages_mend_from(const struct bloom *b, uint64_t start, uint64_t to);
+
+/* Returns the stamp of segment t, the generation now of window b, as an
+ * adder is to see it: 0, so that the window is mended before it adds,
+ * if b is age-partitioned and an earlier generation of its window was
+ * published and not stamped (a rotation cut short, or a hand edit):
+ * readers count no bit of such a generation, which an add now sets. */
+uint64_t ages_stamp(const struct bloom *b, const struct segment *t);
 
 /* Empties, rotating from generation from to to, the slots of the
  * generations after from (a whole group's at most) and of those from start

@@ -66,6 +66,9 @@ struct bloom {
 				 * growth or rotation has lasted a second;
 				 * set by the caller after bloom_open */
 	int lock_wait_told;	/* on_lock_wait was called */
+	void (*on_claims_wait)(const char *path);	/* unless NULL,
+				 * called once a wait for other adders'
+				 * claims (claims.c) has lasted a second */
 	struct claims *claims;	/* add --new: the filter's claim table,
 				 * or NULL */
 	int claims_tried;	/* claims_join was called */

@@ -269,6 +269,20 @@ locks_byte(struct bloom *b, short type, off_t which)
 	return 0;
 }
 
+void
+locks_wait_tick(struct bloom *b, const struct timespec *start, long tick_ns,
+    int *told)
+{
+	struct lock_wait w;
+
+	w.start = *start;
+	w.tick_ns = tick_ns;
+	w.told = *told;
+	if (wait_tick(&w) && b->on_claims_wait != NULL)
+		b->on_claims_wait(b->path);
+	*told = w.told;
+}
+
 int
 locks_try_byte(struct bloom *b, off_t which)
 {

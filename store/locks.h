@@ -9,6 +9,8 @@
 
 #include <sys/types.h>
 
+#include <time.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -53,6 +55,12 @@ int locks_add_list(struct bloom *b, const uint64_t *hashes,
  * filter) and the wait goes on in the kernel.  Returns 0, or -1 with
  * errno set. */
 int locks_byte(struct bloom *b, short type, off_t which);
+
+/* Sleeps tick_ns in a wait for another adder's claims (claims.c) begun
+ * at start (CLOCK_MONOTONIC); once it has lasted a second, tells
+ * b->on_claims_wait (unless NULL) once, as *told keeps track of. */
+void locks_wait_tick(struct bloom *b, const struct timespec *start,
+    long tick_ns, int *told);
 
 /* Takes the lock on byte which of b's file for writing if no other
  * process holds it.  Returns 1 if taken, 0 if not, or -1 with errno set. */

@@ -874,7 +874,7 @@ segments_begin_add(struct bloom *b, size_t want, size_t *take)
 			t = &b->seg[b->target];
 			inserted = format_word_load(t->inserted);
 		}
-		stamp = format_word_load(t->stamp);
+		stamp = ages_stamp(b, t);
 		if (file_epoch == b->epoch && stamp == b->epoch + 1 &&
 		    inserted < t->info.capacity)
 			break;
@@ -953,7 +953,7 @@ segments_hold(struct bloom *b)
 	if ((s = segments_refresh(b)) != BLOOM_OK)
 		return s;
 	if ((format_epoch(b->head) != b->epoch ||
-	    format_word_load(b->seg[b->epoch % b->hdr.slots].stamp) !=
+	    ages_stamp(b, &b->seg[b->epoch % b->hdr.slots]) !=
 	    b->epoch + 1) && (s = rotate_to(b, b->epoch, 0)) != BLOOM_OK)
 		return s;
 	if (enter_add(b) == -1)

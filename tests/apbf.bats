@@ -404,3 +404,24 @@ bits_per_line() {
 	echo new-line | bloom add w.bf
 	[ "$(dirty w.bf)" -gt 0 ]
 }
+
+# A generation of the window before the one now whose entry is not stamped
+# (a hand edit, or a rotation cut short): readers count none of its bits,
+# so an add mends it before it adds, or the lines it adds are not found.
+@test "an earlier generation unstamped: add mends it, and what it adds is found" {
+	bloom create --generations 4 --layout apbf -n 10000 -p 0.001 w.bf
+	keys 500 a >a
+	bloom add w.bf a
+	bloom rotate w.bf
+	bloom rotate w.bf
+	# Generation 1's entry, 1 of 4: its stamp (1 + 1) at 256 + 64 + 56.
+	[ "$(hex_at w.bf 376 8)" = "$(le 8 2)" ]
+	put w.bf 376 "$(le 8 0)"
+	keys 1000 b >b
+	run -0 bloom add --new w.bf b
+	[ "${#lines[@]}" -eq 1000 ]
+	row 0 1000 '' check -c w.bf b
+	[ "$(hex_at w.bf 376 8)" = "$(le 8 2)" ]
+	# What generation 0 held is still found.
+	row 0 500 '' check -c w.bf a
+}

@@ -288,9 +288,17 @@ teardown_hosts() {
 	fi
 }
 
-# Prints the name of the claim table of filter f (store/claims.c).
+# Prints the name of the claim table of filter f (store/claims.c): its
+# device, inode and header checksum (bytes 128 to 135 of a v2 file, 64 to
+# 71 of a v1 one).
 claim_table() {
-	printf '/dev/shm/bloom-claims-%x-%x' $(stat -c '%d %i' "$1")
+	python3 -c 'import os, struct, sys
+with open(sys.argv[1], "rb") as f:
+    head = f.read(136)
+    st = os.fstat(f.fileno())
+at = 64 if struct.unpack_from("<I", head, 8)[0] == 1 else 128
+print("/dev/shm/bloom-claims-%x-%x-%016x" % (st.st_dev, st.st_ino,
+    struct.unpack_from("<Q", head, at)[0]))' "$1"
 }
 
 # Removes the claim tables of the test's files (store/claims.c): an adder
@@ -303,8 +311,8 @@ drop_claim_tables() {
 
 	find "$BATS_TEST_TMPDIR" -type f 2>/dev/null |
 		while IFS= read -r f; do
-			t=$(claim_table "$f" 2>/dev/null) || continue
-			rm -f "$t"
+			t=$(stat -c '%d %i' "$f" 2>/dev/null) || continue
+			rm -f $(printf '/dev/shm/bloom-claims-%x-%x-' $t)*
 		done
 	return 0
 }
