@@ -162,6 +162,23 @@ fuzz-options: tests/fuzz/options
 	tests/fuzz/options -max_total_time=$(FUZZ_SECONDS) -max_len=63 \
 		$(FUZZ_CORPUS)-options
 
+# A release: bloom-VERSION.tar.gz of the files git tracks at HEAD, the
+# same bytes on every run (git archive: HEAD's commit time on every file,
+# owner root, mode 644 or 755, git's order; gzip -n: no name, no time),
+# and its SHA-256 for sha256sum -c.
+DIST = bloom-$(VERSION)
+
+dist:
+	@git rev-parse -q --verify HEAD >/dev/null || \
+		{ echo "make dist: not a git checkout" >&2; exit 1; }
+	@git diff --quiet HEAD || echo "make dist: note: changes not" \
+	    "committed are left out of $(DIST).tar.gz" >&2
+	git -c tar.umask=022 archive --format=tar --prefix=$(DIST)/ \
+		-o $(DIST).tar HEAD
+	gzip -9nf $(DIST).tar
+	sha256sum $(DIST).tar.gz >$(DIST).tar.gz.sha256
+	@cat $(DIST).tar.gz.sha256
+
 install: bloom
 	mkdir -p $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANPREFIX)/man1
 	cp -f bloom $(DESTDIR)$(PREFIX)/bin/bloom
@@ -192,8 +209,9 @@ uninstall:
 clean:
 	rm -f bloom $(OBJ) tests/sanitize.o $(TESTBIN) tests/fuzz/header \
 		tests/fuzz/lines tests/fuzz/options bench/gen-urls bench/floor \
-		bench/layouts bench/faults-probe
+		bench/layouts bench/faults-probe $(DIST).tar $(DIST).tar.gz \
+		$(DIST).tar.gz.sha256
 	rm -rf $(FUZZ_CORPUS) $(FUZZ_CORPUS)-lines $(FUZZ_CORPUS)-options
 
 .PHONY: all example check need layers fuzz fuzz-header fuzz-lines fuzz-options \
-	install uninstall clean
+	dist install uninstall clean
