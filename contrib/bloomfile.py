@@ -380,7 +380,7 @@ class Filter:
                 k = s.hashes
                 need(s.offset == first.offset and
                      s.nblocks == first.nblocks and k == first.hashes and
-                     s.nblocks % 2 == 0 and k <= 32 and
+                     s.nblocks % 2 == 0 and k <= 16 and
                      k + slots - 1 <= 64 and 1024 // (k + slots - 1) >= 8,
                      "corrupt segment table (age-partitioned generations "
                      "differ)")
