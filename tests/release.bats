@@ -158,8 +158,9 @@ as_nobody() {
 	run -0 as_nobody make need layers bloom tests/hashsum tests/kernels
 	# A sample of the tests that need root: loop devices, mounts, device
 	# nodes, cgroups, another user, an unreadable file.
-	run -0 as_nobody bats -f 'full disk|power cut right after add|refuses a FIFO|unreadable filter|sparse filter on tmpfs|without /proc|cgroup|opens the filter read-only' \
-		tests/faults.bats tests/hostile.bats tests/batch.bats tests/check.bats
+	run -0 as_nobody bats -f 'full disk|power cut right after add|refuses a FIFO|unreadable filter|sparse filter on tmpfs|without /proc|cgroup|opens the filter read-only|two hosts' \
+		tests/faults.bats tests/hostile.bats tests/batch.bats tests/check.bats \
+		tests/merge.bats
 	echo "$output"
 	! grep -q '^not ok' <<<"$output"
 	# Each skip has a reason, and those of root's tests say so.
@@ -167,6 +168,8 @@ as_nobody() {
 	[ "$(grep -c '# skip loop devices and mounts need root' <<<"$output")" -ge 2 ]
 	grep -q '# skip a device node takes mknod, which fails here' <<<"$output"
 	grep -q "^ok [0-9]* batch: the budget is the cgroup's limit" <<<"$output"
+	# nobody has no login shell for ssh to run commands with.
+	grep -q "two hosts: .* # skip ssh runs commands through the login shell, and nobody's is /usr/sbin/nologin" <<<"$output"
 }
 
 @test "release: the Debian package builds, lintian finds no error, and it installs bloom, its manual and completions" {

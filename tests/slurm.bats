@@ -16,6 +16,8 @@ opts="-n 30000000 -p 0.01 --seed 42 --slices 2"
 # A Slurm cluster: the one .ci/run started (BLOOM_TEST_SLURM), or one of
 # this test's own.
 setup_slurm() {
+	[ -z "${BLOOM_TEST_LOCAL:-}" ] ||
+		skip "BLOOM_TEST_LOCAL is set: the tests that start a Slurm cluster are left out"
 	if [ -n "${BLOOM_TEST_SLURM:-}" ]; then
 		slurm=$BLOOM_TEST_SLURM
 	else
