@@ -91,7 +91,7 @@ source_files() {
 	git clone -q "$root" clone
 	version=$(sed -n 's/^VERSION = //p' clone/Makefile)
 	run -0 make -C clone dist
-	[[ $output == *"bloom-$version.tar.gz" ]]
+	[[ $output == *"  bloom-$version.tar.gz"* ]]
 	cp "clone/bloom-$version.tar.gz" first.tar.gz
 	# Another run, later, with the files touched and another umask.
 	touch clone/*.c
