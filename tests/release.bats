@@ -68,6 +68,8 @@ source_files() {
 @test "release: a build with dpkg-buildflags' hardening is hardened" {
 	command -v dpkg-buildflags >/dev/null ||
 		skip "dpkg-buildflags not found: install dpkg-dev"
+	# A build of its own: not make check SANITIZE=1's.
+	unset MAKEFLAGS MFLAGS MAKELEVEL
 	cp -a "$root/." tree
 	cd tree
 	make clean >/dev/null
@@ -88,6 +90,7 @@ source_files() {
 @test "release: make dist makes the same bytes every time, a checked sha256, and a tree that builds and runs make example without git" {
 	git -C "$root" rev-parse --git-dir >/dev/null 2>&1 ||
 		skip "make dist archives a git checkout; this is not one"
+	unset MAKEFLAGS MFLAGS MAKELEVEL
 	git clone -q "$root" clone
 	version=$(sed -n 's/^VERSION = //p' clone/Makefile)
 	run -0 make -C clone dist
@@ -178,6 +181,7 @@ as_nobody() {
 		skip "dpkg-buildpackage, dh or lintian not found: install dpkg-dev, debhelper and lintian (.ci/run does)"
 	git -C "$root" rev-parse --git-dir >/dev/null 2>&1 ||
 		skip "the package is built from make dist, which archives a git checkout; this is not one"
+	unset MAKEFLAGS MFLAGS MAKELEVEL
 	git clone -q "$root" clone
 	make -C clone dist >/dev/null
 	tar xzf clone/bloom-*.tar.gz
