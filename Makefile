@@ -171,6 +171,8 @@ DIST = bloom-$(VERSION)
 dist:
 	@git rev-parse -q --verify HEAD >/dev/null || \
 		{ echo "make dist: not a git checkout" >&2; exit 1; }
+	@grep -q '^$(VERSION) ' NEWS || \
+		{ echo "make dist: NEWS says nothing of $(VERSION)" >&2; exit 1; }
 	@git diff --quiet HEAD || echo "make dist: note: changes not" \
 	    "committed are left out of $(DIST).tar.gz" >&2
 	git -c tar.umask=022 archive --format=tar --prefix=$(DIST)/ \
