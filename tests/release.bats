@@ -104,7 +104,7 @@ source_files() {
 	(cd clone && sha256sum -c "bloom-$version.tar.gz.sha256")
 	# A version NEWS says nothing of is no release.
 	run -2 --separate-stderr make -C clone dist VERSION=0.0.0-none
-	[ "$stderr" = "make dist: NEWS says nothing of 0.0.0-none" ]
+	[ "${stderr_lines[0]}" = "make dist: NEWS says nothing of 0.0.0-none" ]
 	[ "$(cut -d' ' -f3 "clone/bloom-$version.tar.gz.sha256")" = "bloom-$version.tar.gz" ]
 	# Exactly the tracked files, under bloom-VERSION/, owned by root.
 	diff <(git -C clone ls-files | sort) \
