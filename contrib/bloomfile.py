@@ -407,9 +407,10 @@ class Filter:
         return max(min(e, EPOCH_MAX), self.epoch)
 
     def live(self, epoch):
-        """The segments of a window of the blocked layout that answer."""
+        """The indices of the entries of a window that answer: those
+        holding one of the G newest generations."""
         g = self.gens
-        return [s for s in self.segs if s.stamp != 0 and
+        return [i for i, s in enumerate(self.segs) if s.stamp != 0 and
                 s.stamp - 1 <= epoch and epoch - (s.stamp - 1) < g]
 
     def counting_ages(self, epoch, slots):
@@ -425,39 +426,50 @@ class Filter:
             ages |= 1 << a
         return ages
 
-    def tester(self):
-        """Returns a function of a key's hash: may the filter hold it?"""
+    def apbf_tester(self, epoch):
+        """The test of an age-partitioned window's array at generation
+        epoch."""
         b = self.data
-        if self.mode == 2 and self.layout == 2:
-            first = self.segs[0]
-            k = first.hashes
-            slots = k + self.gens - 1
-            width = 1024 // slots
-            epoch = self.now_epoch()
-            ages = self.counting_ages(epoch, slots)
-            newest = (-epoch) % slots
-            ngroups = first.nblocks // 2
-            run = (1 << k) - 1
+        first = self.segs[0]
+        k = first.hashes
+        slots = k + self.gens - 1
+        width = 1024 // slots
+        ages = self.counting_ages(epoch, slots)
+        newest = (-epoch) % slots
+        ngroups = first.nblocks // 2
+        run = (1 << k) - 1
 
-            def test_apbf(h):
-                g = first.offset + ((h * ngroups) >> 64) * 128
-                m = 0
-                for j, p in enumerate(apbf_positions(h, slots, width)):
-                    m |= (b[g + p // 8] >> (p % 8) & 1) << (
-                        (j - newest) % slots)
-                m &= ages
-                return any((m >> a) & run == run for a in range(slots))
-            return test_apbf
+        def test(h):
+            g = first.offset + ((h * ngroups) >> 64) * 128
+            m = 0
+            for j, p in enumerate(apbf_positions(h, slots, width)):
+                m |= (b[g + p // 8] >> (p % 8) & 1) << ((j - newest) % slots)
+            m &= ages
+            return any((m >> a) & run == run for a in range(slots))
+        return test
+
+    def tester(self):
+        """Returns a function of a key's hash: may the filter hold it?
+        None for a key of another slice."""
+        b = self.data
+        segs, array = self.segs, None
         if self.mode == 2:
-            segs = self.live(self.now_epoch())
-        else:
-            segs = self.segs
+            epoch = self.now_epoch()
+            live = self.live(epoch)
+            if self.layout == 2:
+                # Entries 0 to G - 1 are the array's generations; the
+                # others are blocked segments of generations grown.
+                if any(i < self.gens for i in live):
+                    array = self.apbf_tester(epoch)
+                live = [i for i in live if i >= self.gens]
+            segs = [self.segs[i] for i in live]
 
-        def test_blocked(h):
+        def test(h):
+            if array is not None and array(h):
+                return True
             for s in segs:
                 if self.slices:
-                    blk = ((h * self.whole) >> 64) - \
-                        self.slice * s.nblocks
+                    blk = ((h * self.whole) >> 64) - self.slice * s.nblocks
                     if not 0 <= blk < s.nblocks:
                         return None
                 else:
@@ -467,7 +479,7 @@ class Filter:
                        for p in blocked_positions(h, s.hashes)):
                     return True
             return False
-        return test_blocked
+        return test
 
 
 # ---- The command line ----------------------------------------------------

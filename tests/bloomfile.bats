@@ -152,6 +152,18 @@ print(" ".join(str(i // 512) + ":" + str(i % 512) for i in range(len(a) * 8)
 		backdate $layout-time.bf 70
 		[ "$(stats_field generation $layout-time.bf)" -eq 3 ]
 		same $layout-time.bf in
+		# Generations that fill before their time take segments of
+		# their own, blocked ones, until they expire.
+		bloom create --generations 3 --layout $layout -n 300 -p 0.05 \
+			$layout-grown.bf
+		head -500 in | bloom add $layout-grown.bf 2>/dev/null
+		bloom rotate $layout-grown.bf
+		sed -n 501,900p in | bloom add $layout-grown.bf 2>/dev/null
+		[ "$(stats_field segments $layout-grown.bf)" -gt 3 ]
+		for i in 1 2 3; do
+			same $layout-grown.bf in
+			bloom rotate $layout-grown.bf
+		done
 	done
 }
 
