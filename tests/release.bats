@@ -110,6 +110,10 @@ source_files() {
 	diff <(git -C clone ls-files | sort) \
 		<(tar tzf first.tar.gz | sed -n "s|^bloom-$version/||p" | grep -v '/$' | grep -v '^$' | sort)
 	tar tvzf first.tar.gz | awk '$2 != "root/root" { exit 1 }'
+	# Every entry dated the commit's time.
+	run -0 python3 -c 'import sys, tarfile
+print(" ".join(sorted({str(m.mtime) for m in tarfile.open(sys.argv[1])})))' first.tar.gz
+	[ "$output" = "$(git -C clone log -1 --format=%ct)" ]
 	mkdir unpacked
 	tar xzf first.tar.gz -C unpacked
 	cd "unpacked/bloom-$version"
