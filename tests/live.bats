@@ -80,6 +80,9 @@ trickle() {
 }
 
 @test "a trickled line is out within 1 s: a filter past the dirty limit" {
+	echo 4096 >dirty
+	need_to_run "a filter past the dirty limit takes unshare -m and a bind mount on /proc/sys/vm" \
+		unshare -m sh -c 'mount --bind "$0" /proc/sys/vm/dirty_bytes' dirty
 	big_filter f.bf
 	trickle past_dirty_limit f.bf
 	row 1 '' '' check -v f.bf out
@@ -179,7 +182,8 @@ stopped() {
 	keys 300000 >in
 	mnt=$BATS_TEST_TMPDIR/small
 	mkdir "$mnt"
-	mount -t tmpfs -o size=512k tmpfs "$mnt"
+	need_to_run "a file system that fills takes a tmpfs mount" \
+		mount -t tmpfs -o size=512k tmpfs "$mnt"
 	for memory in "" "--memory 1M"; do
 		bloom create -f --seed 5 -n 400000 -p 1e-7 f.bf
 		run -2 --separate-stderr bash -c \
