@@ -6,6 +6,9 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
+# The reader is imported from the source tree: no __pycache__ left there.
+export PYTHONDONTWRITEBYTECODE=1
+
 reader() {
 	python3 "$root/contrib/bloomfile.py" "$@"
 }

@@ -13,7 +13,8 @@ source_files() {
 	if git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then
 		git -C "$root" ls-files
 	else
-		(cd "$root" && find . -type f ! -name '*.o' | sed 's|^\./||' |
+		(cd "$root" && find . -type f ! -name '*.o' ! -path '*/__pycache__/*' |
+			sed 's|^\./||' |
 			grep -vxE 'bloom|tests/(hashsum|kernels)|bench/gen-urls|debian/.*/.*|debian/(files|debhelper-build-stamp|.*\.substvars|.*\.log)')
 	fi
 }
