@@ -91,7 +91,7 @@ wait_mapped() {
 
 # Prints "capacity inserted est_items" for each live segment of FILE.
 segment_fill() {
-	bloom stats "$1" | awk '$2 == "yes" { print $5, $7, $9 }'
+	bloom stats "$1" | awk '$1 ~ /^[0-9]+$/ && $2 == "yes" { print $5, $7, $9 }'
 }
 
 # within_capacity FILE ADDERS: fails, saying which, if a live segment of
