@@ -319,9 +319,9 @@ class Filter:
         window, self.created = r64(b, 72), r64(b, 80)
         data_offset = r64(b, 88)
         slice_i, slices, whole = r32(b, 96), r32(b, 100), r64(b, 104)
-        max_bytes = r64(b, 112)
+        max_bytes, flags = r64(b, 112), r32(b, 120)
         nseg, epoch = r64(b, 136), r64(b, 144)
-        need(not any(b[120:128]) and not any(b[152:256]),
+        need(not any(b[124:128]) and not any(b[152:256]),
              "corrupt header (reserved bytes not zero)")
         need(not (self.layout == 2 and mode in (0, 1)),
              "corrupt header (unknown layout)")
@@ -347,6 +347,9 @@ class Filter:
         else:
             raise FormatError("corrupt header (unknown mode)")
         need(mode == 2 or max_bytes == 0,
+             "corrupt header (reserved bytes not zero)")
+        # Flags are a window's; bit 0, no renewal, changes only adds.
+        need(flags & ~1 == 0 and (mode == 2 or flags == 0),
              "corrupt header (reserved bytes not zero)")
         need(capacity > 0, "invalid parameters (capacity)")
         need(fpr_ok(fpr), "invalid parameters (target fpr)")

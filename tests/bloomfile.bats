@@ -155,6 +155,15 @@ print(" ".join(str(i // 512) + ":" + str(i % 512) for i in range(len(a) * 8)
 		backdate $layout-time.bf 70
 		[ "$(stats_field generation $layout-time.bf)" -eq 3 ]
 		same $layout-time.bf in
+		# A window that does not renew: its adds differ, not its test.
+		bloom create --generations 4 --no-renew --layout $layout \
+			-n 1000 -p 0.05 $layout-norenew.bf
+		for i in 1 2 3 4 5; do
+			sed -n "$((i * 100 - 99)),$((i * 150))p" in |
+				bloom add $layout-norenew.bf
+			bloom rotate $layout-norenew.bf
+		done
+		same $layout-norenew.bf in
 		# Generations that fill before their time take segments of
 		# their own, blocked ones, until they expire.
 		bloom create --generations 3 --layout $layout -n 300 -p 0.05 \
@@ -194,7 +203,7 @@ print(" ".join(str(i // 512) + ":" + str(i % 512) for i in range(len(a) * 8)
 
 @test "bloomfile.py refuses what bloom refuses, exit 2" {
 	bloom create -n 1000 f.bf
-	for damage in "128 ff" "120 01" "8 03" "20 02" "32 07" "296 00"; do
+	for damage in "128 ff" "124 01" "120 01" "8 03" "20 02" "32 07" "296 00"; do
 		cp f.bf bad.bf
 		put bad.bf $damage
 		run -2 bloom check bad.bf </dev/null
