@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # bloom: a command-line Bloom filter.  See README.md.
 
 VERSION = 1.0.0

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * The bit arrays of the segments, laid out in blocks (LAYOUT_BLOCKED512):
  * where a key's bits are, and testing and setting them.  The hot loops of
  * add and check are here.

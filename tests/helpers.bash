@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Shared set-up for the bats tests: load with `load helpers`.
 #
 # Every test runs in its own empty directory, $BATS_TEST_TMPDIR, with the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # add --new as a live stage of a pipeline that never ends (issue 17):
 # a line trickled in comes out within a second whatever the filter's size
 # and mode; whatever stops add --new, the lines it wrote and the lines a

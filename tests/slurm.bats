@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # More than one machine, as the README's "More than one machine" says:
 # a Slurm job array on a single-node cluster started here, and GNU
 # parallel over two sshd hosts on the loopback, each making its slice from
