@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # bloom: a command-line Bloom filter.  See README.md.
 
 VERSION = 1.0.0
@@ -11,20 +12,26 @@ ZSHCOMPDIR = $(PREFIX)/share/zsh/site-functions
 # one, and FISHCOMPDIR=/etc/fish/completions is where it always looks.
 FISHCOMPDIR = $(PREFIX)/share/fish/vendor_completions.d
 
-CC = cc
-CFLAGS = -O2 -g
+# CC, CFLAGS, CPPFLAGS and LDFLAGS are the builder's: from the environment
+# or the command line (a distribution's hardening flags, say).  What bloom
+# itself needs is in BLOOM_CPPFLAGS, WARN and THREADS, always added.
+CFLAGS ?= -O2 -g
 WARN = -std=c11 -Wall -Wextra -Wshadow -Wconversion -Wstrict-prototypes
-CPPFLAGS = -I. -D_GNU_SOURCE -DBLOOM_VERSION_STRING=\"$(VERSION)\"
+BLOOM_CPPFLAGS = -I. -D_GNU_SOURCE -DBLOOM_VERSION_STRING=\"$(VERSION)\"
 LDLIBS = -lm
 THREADS = -pthread
 
 # make check SANITIZE=1 builds everything with ASan and UBSan.
 ifeq ($(SANITIZE),1)
-CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
+SANITIZE_CFLAGS = -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
-LDFLAGS += -fsanitize=address,undefined
+SANITIZE_LDFLAGS = -fsanitize=address,undefined
 SANITIZE_OBJ = tests/sanitize.o
 endif
+
+ALL_CPPFLAGS = $(BLOOM_CPPFLAGS) $(CPPFLAGS)
+ALL_CFLAGS = $(WARN) $(CFLAGS) $(SANITIZE_CFLAGS)
+ALL_LDFLAGS = $(LDFLAGS) $(SANITIZE_LDFLAGS)
 
 # The layers, from the front end down; a file includes only headers of its
 # own layer or of those below it (README.md, "Layout of the source";
@@ -48,21 +55,21 @@ TESTBIN = tests/hashsum tests/kernels
 all: bloom
 
 bloom: $(OBJ) $(SANITIZE_OBJ)
-	$(CC) $(THREADS) $(LDFLAGS) -o $@ $(OBJ) $(SANITIZE_OBJ) $(LDLIBS)
+	$(CC) $(THREADS) $(ALL_LDFLAGS) -o $@ $(OBJ) $(SANITIZE_OBJ) $(LDLIBS)
 
 .c.o:
-	$(CC) $(WARN) $(THREADS) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(THREADS) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
 $(OBJ): $(HDR)
 
 tests/hashsum: tests/hashsum.c hash.o hash.h
-	$(CC) $(WARN) $(CPPFLAGS) $(CFLAGS) -I. $(LDFLAGS) -o $@ \
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -I. $(ALL_LDFLAGS) -o $@ \
 		tests/hashsum.c hash.o
 
 # The vector kernels of store/bits.c and store/apbf.c against their scalar
 # ones.
 tests/kernels: tests/kernels.c store/wide.c store/apbf.c $(HDR)
-	$(CC) $(WARN) $(CPPFLAGS) $(CFLAGS) -I. $(LDFLAGS) -o $@ \
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -I. $(ALL_LDFLAGS) -o $@ \
 		tests/kernels.c
 
 # A real run of the main job: a crawl of 1 M URLs, half of them repeats,
@@ -102,22 +109,22 @@ example: bloom bench/gen-urls
 	@rm -f $(EXAMPLE).bf $(EXAMPLE).urls $(EXAMPLE).new
 
 bench/gen-urls: bench/gen-urls.c
-	$(CC) $(WARN) $(CPPFLAGS) $(CFLAGS) -o $@ bench/gen-urls.c
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ bench/gen-urls.c
 
 # The one-thread floor bench/run holds check -c against.
 bench/floor: bench/floor.c hash.o hash.h
-	$(CC) $(WARN) $(CPPFLAGS) $(CFLAGS) -I. -o $@ bench/floor.c hash.o
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -I. -o $@ bench/floor.c hash.o
 
 # The first write to each page of a just-created filter (bench/faults).
 bench/faults-probe: bench/faults-probe.c
-	$(CC) $(WARN) $(CPPFLAGS) $(CFLAGS) -o $@ bench/faults-probe.c
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -o $@ bench/faults-probe.c
 
 # Window layouts against a fixed filter: sizing, rates and kernel times
 # (bench/README.md, "layouts").
 LAYOUTS_SRC = bench/layouts.c bench/layouts-kernels.c bench/layouts-math.c
 
 bench/layouts: $(LAYOUTS_SRC) bench/layouts.h params.o params.h
-	$(CC) $(WARN) $(CPPFLAGS) $(CFLAGS) -I. -o $@ $(LAYOUTS_SRC) params.o \
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -I. -o $@ $(LAYOUTS_SRC) params.o \
 		$(LDLIBS)
 
 # tests/need installs what the tests run (as root, with apt-get), or says
@@ -141,13 +148,13 @@ FUZZ_CORPUS = tests/fuzz/corpus
 
 tests/fuzz/header: tests/fuzz/header.c store/format.c hash.c params.c $(HDR)
 	$(FUZZCC) -g -O1 -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all $(CPPFLAGS) -I. -o $@ \
+		-fno-sanitize-recover=all $(ALL_CPPFLAGS) -I. -o $@ \
 		tests/fuzz/header.c store/format.c hash.c params.c -lm
 
 # The line reader, with a 64-byte read buffer so that short inputs reach
 # long lines; and the parsers of option values.
 FUZZFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
-	-fno-sanitize-recover=all -pthread $(CPPFLAGS) -I.
+	-fno-sanitize-recover=all -pthread $(ALL_CPPFLAGS) -I.
 FUZZ_LINES_SRC = tests/fuzz/lines.c stream/lines.c stream/fields.c bloom.c \
 	store/bits.c store/wide.c store/mates.c store/segments.c store/holes.c \
 	store/claims.c \
@@ -177,6 +184,25 @@ fuzz-options: tests/fuzz/options
 	mkdir -p $(FUZZ_CORPUS)-options
 	tests/fuzz/options -max_total_time=$(FUZZ_SECONDS) -max_len=63 \
 		$(FUZZ_CORPUS)-options
+
+# A release: bloom-VERSION.tar.gz of the files git tracks at HEAD, the
+# same bytes on every run (git archive: HEAD's commit time on every file,
+# owner root, mode 644 or 755, git's order; gzip -n: no name, no time),
+# and its SHA-256 for sha256sum -c.
+DIST = bloom-$(VERSION)
+
+dist:
+	@git rev-parse -q --verify HEAD >/dev/null || \
+		{ echo "make dist: not a git checkout" >&2; exit 1; }
+	@grep -q '^$(VERSION) ' NEWS || \
+		{ echo "make dist: NEWS says nothing of $(VERSION)" >&2; exit 1; }
+	@git diff --quiet HEAD || echo "make dist: note: changes not" \
+	    "committed are left out of $(DIST).tar.gz" >&2
+	git -c tar.umask=022 archive --format=tar --prefix=$(DIST)/ \
+		-o $(DIST).tar HEAD
+	gzip -9nf $(DIST).tar
+	sha256sum $(DIST).tar.gz >$(DIST).tar.gz.sha256
+	@cat $(DIST).tar.gz.sha256
 
 install: bloom
 	mkdir -p $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANPREFIX)/man1
@@ -208,8 +234,9 @@ uninstall:
 clean:
 	rm -f bloom $(OBJ) tests/sanitize.o $(TESTBIN) tests/fuzz/header \
 		tests/fuzz/lines tests/fuzz/options bench/gen-urls bench/floor \
-		bench/layouts bench/faults-probe
+		bench/layouts bench/faults-probe $(DIST).tar $(DIST).tar.gz \
+		$(DIST).tar.gz.sha256
 	rm -rf $(FUZZ_CORPUS) $(FUZZ_CORPUS)-lines $(FUZZ_CORPUS)-options
 
 .PHONY: all example check need layers fuzz fuzz-header fuzz-lines fuzz-options \
-	install uninstall clean
+	dist install uninstall clean

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * The filter: opening and mapping its file, and adding and testing keys
  * over its segments, by one policy for both passes (line by line here,
  * sorted batches in sweep.c): which segments answer, which takes adds,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* bloom.h: interface of bloom.c, the filter: open, add and test over its
  * segments, the one policy both passes follow, and what the layers above
  * may read of an open filter.  The handle is opaque: its fields are

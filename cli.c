@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * bloom: the command line.  main, the usage and help of every command,
  * messages and exit codes; the commands themselves are in cli_create.c,
  * cli_stream.c and cli_filter.c.  These files are the only ones that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* cli.h: what the files of the command line share: cli.c (main, usage,
  * messages, exit codes), cli_create.c (create), cli_stream.c (add, check,
  * route) and cli_filter.c (stats, rotate, merge).  These are the only

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * hash.c: XXH3-64 (XXH3_64bits_withSeed), one-shot and streaming, written
  * from the xxHash specification, doc/xxhash_spec.md.  Every multi-byte read is little-endian
  * whatever the host, so a filter built on one machine is valid on any other.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* hash.h: interface of hash.c, the XXH3-64 hash. */
 #ifndef BLOOM_HASH_H
 #define BLOOM_HASH_H

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * Sizing and estimation math for the blocked Bloom filter.
  *
  * Every key picks one block of BLOCK_BITS = 512 bits and sets hashes = k

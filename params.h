@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* params.h: interface of params.c, sizing and estimation math for the
  * blocked (512-bit block) Bloom filter layout. */
 #ifndef BLOOM_PARAMS_H

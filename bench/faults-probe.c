@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * bench/faults-probe: the time of the first write to each page of a
  * filter file, mapped shared and writable as bloom maps it; run by
  * bench/faults on a filter `bloom create` has just made (see there).

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * floor: the least a check -c could cost on one thread.  Reads a file in
  * 1 MiB blocks, splits it into lines with memchr and hashes each line with
  * XXH3-64, then prints the line count and a checksum of the hashes (so

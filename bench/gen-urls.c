@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * gen-urls: writes a deterministic, crawler-like stream of URLs for the
  * benchmark.  Each line is either a URL never written before or, with
  * probability FRACTION, a repeat of one written earlier.

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * layouts-kernels: the add, test and rotate kernels of the window layouts
  * that bench/layouts measures, over arrays in memory.  Bit i of a 64-bit
  * word is 1 << i in host order; nothing here is written to disk.

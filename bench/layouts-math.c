@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * layouts-math: the exact false-positive rates of the window layouts that
  * bench/layouts measures, and their sizing (bench/README.md, "The math").
  */

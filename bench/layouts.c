@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * layouts: which memory layout makes a sliding window of G generations
  * as fast as a fixed filter (issue 19).  Each candidate is a set of add,
  * test and rotate kernels over an in-memory array; the program sizes each

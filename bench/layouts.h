@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* layouts.h: what the three files of bench/layouts share: the
  * candidate layouts, their kernels (layouts-kernels.c) and their math
  * (layouts-math.c). */

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * bloom create: options, sizing a fixed filter, --like and slices (from
  * the options, a template, or a job engine's task index with --slice
  * auto), --dry-run and the free-space check, and the messages of each.

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * bloom stats, rotate and merge: commands on whole filters.
  */
 #include <sys/random.h>

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * bloom add, check and route: their options, the input files, the
  * progress line, and what the engine reports turned into messages.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The front end's messages: "bloom: ", the text, its bytes quoted, so
  * that the names and values in it, which come from outside, can neither
  * forge a line nor reach the terminal raw. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* msg.h: interface of msg.c, the front end's messages to stderr: every
  * warning and error bloom writes goes through here, its bytes quoted. */
 #ifndef BLOOM_MSG_H

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * The values of command-line options: whole numbers, byte sizes, rates and
  * durations.  Pure: each returns 0 or -1, and cli.c says what was wrong;
  * tests/fuzz/options.c reaches every byte of them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* parse.h: interface of parse.c, the values of command-line options. */
 #ifndef BLOOM_PARSE_H
 #define BLOOM_PARSE_H

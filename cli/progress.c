@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * The status line of --progress and SIGUSR1, as dd(1) and pv(1) give one:
  * lines and bytes so far, the rate, the time taken and, for an input of
  * known size, how far along and how long to go.  Pure formatting and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* progress.h: interface of progress.c, the status line of a long add or
  * check: when it is due and what it says. */
 #ifndef BLOOM_PROGRESS_H

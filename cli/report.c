@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * What the commands report on stdout, other than selected lines: stats
  * of a filter in text or JSON, the plan of create --dry-run, and the
  * report buffer they are gathered in, written as selected lines are.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* report.h: interface of report.c, what the commands write on stdout
  * besides selected lines: a filter's stats, create's plan, and the
  * buffer they are gathered in. */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # bash completion for bloom(1): commands, options, and filter files.
 # Installed as $(PREFIX)/share/bash-completion/completions/bloom.
 # The commands and options are those `bloom help` lists; tests/completion.bats

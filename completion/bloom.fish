@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # fish completion for bloom(1): commands, options, and filter files.
 # Installed as $(PREFIX)/share/fish/vendor_completions.d/bloom.fish; see
 # the README for a prefix whose share/fish fish does not read.

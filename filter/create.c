@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * Creating a filter file: sized, fully allocated, written whole and only
  * then given its name, so that it appears whole or not at all; and
  * replacing one (create -f) only once its users have let go of it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* create.h: interface of create.c, making filter files: sizing every
  * segment of a new filter, and writing it atomically. */
 #ifndef BLOOM_CREATE_H

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * bloom fold: a smaller filter from a larger one.  A key's block is
  * mul_high(h, nblocks) = floor(h nblocks / 2^64) and its bits inside the
  * block depend on h alone (store/bits.c).  With nblocks = n m,

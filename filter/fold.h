@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* fold.h: interface of fold.c, bloom fold: a filter made smaller by
  * ORing groups of its blocks together, exactly the filter that fewer
  * blocks would have given the same keys. */

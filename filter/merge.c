@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * Merging: the bitwise OR of filters with the same seed, hash, layout and
  * geometry is exactly the filter of the union of their keys.  Segment i
  * of the source goes into segment i of the target; of slices, the blocks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* merge.h: interface of merge.c, ORing filters of the same geometry into
  * one: the filter of the union of their keys. */
 #ifndef BLOOM_MERGE_H

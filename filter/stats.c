@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * What bloom stats finds: the fill of every segment and what it says,
  * estimated keys and false-positive rate, and the sums over the live
  * segments, which are what a check consults.

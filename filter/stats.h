@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* stats.h: interface of stats.c, what bloom stats finds of a filter and
  * its segments (cli/report.c writes it out). */
 #ifndef BLOOM_STATS_H

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * Sorted sweeps.  A filter that does not fit in memory costs a page
  * fault and a read per key when keys come in input order, and one that
  * fits but passes the kernel's dirty limits is written back page by page

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* sweep.h: interface of sweep.c, sorted sweeps: a batch of keys added to
  * or tested against each segment of a filter in the order of its blocks,
  * window by window, for filters that do not fit in memory or that would

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The time of day in ms, as a filter's creation time and stamps hold it. */
 #include <time.h>
 

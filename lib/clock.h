@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* clock.h: interface of clock.c, the time of day as the file stores it. */
 #ifndef BLOOM_CLOCK_H
 #define BLOOM_CLOCK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* endian.h: byte order, made explicit: the file and the hash are
  * little-endian on every host, so that a filter written on one machine
  * reads the same on any other.  Header only: the hash's inner loop reads

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * The memory bloom may use, and the plan that follows from it.  A filter
  * that fits in memory is mapped and worked on line by line, as it always
  * was.  One that does not, or whose pages, dirtied at random, would pass

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* memory.h: interface of memory.c, the memory bloom may use and how a
  * filter is worked on within it: mapped whole, or in sorted batches. */
 #ifndef BLOOM_MEMORY_H

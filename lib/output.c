@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * The output of add --new and check: selected lines gathered into one
  * large buffer and written with write(2), one system call per OUTPUT_SIZE
  * bytes, or straight from the reader's buffer for a line longer than that.

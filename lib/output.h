@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* output.h: interface of output.c, the buffered writer of the lines a run
  * selects. */
 #ifndef BLOOM_OUTPUT_H

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * Quoting for messages.  A file name may hold any byte but '/' and NUL: a
  * newline in it would forge a line of stats output or of a message, and
  * an escape sequence would reach the terminal raw.  Such bytes are shown

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* quote.h: interface of quote.c, which makes file names and other strings
  * from outside safe to show in a message or a line of text output. */
 #ifndef BLOOM_QUOTE_H

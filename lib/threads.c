@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The helper threads' start: with every signal blocked but the faults. */
 #include <signal.h>
 

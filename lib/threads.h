@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* threads.h: interface of threads.c, how bloom starts its helper threads
  * (the line reader, the out-of-core I/O). */
 #ifndef BLOOM_THREADS_H

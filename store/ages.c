@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * The generations of an age-partitioned window (LAYOUT_APBF): the sizing
  * of its one array, which slot holds which generation and which count for
  * a reader, and which slots a rotation empties.  segments.c calls these

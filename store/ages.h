@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* ages.h: interface of ages.c, the generations of an age-partitioned
  * window: sizing its array, following which slots hold which generation,
  * and emptying them at rotation.  For segments.c. */

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * The age-partitioned window layout (LAYOUT_APBF): the kernels that test,
  * add and empty slots over a window's group array.  params.c has the math
  * and why the layout is so; store/ages.c keeps which generation each slot

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* apbf.h: interface of apbf.c, the age-partitioned window layout
  * (LAYOUT_APBF, params.c says how it works): where a key's bits are, and
  * testing, adding and emptying slots over a group array as mapped.  Its

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * The bit arrays of the segments: the entry points of bits.h, which call
  * through each segment's layout table (layout.h), and the blocked layout
  * (LAYOUT_BLOCKED512, layout_blocked): where a key's bits are, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* bits.h: interface of bits.c, the bit arrays of the segments: where a
  * key's block and bits are, and testing and setting keys in a segment,
  * with prefetching, each through the segment's layout (layout.h), and

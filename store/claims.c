@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * Claims: which live adder of a filter writes a new line that several
  * add at once.  add --new tests a chunk of keys, writes the new ones and
  * only then sets their bits (at least once: a line is never marked seen

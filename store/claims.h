@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* claims.h: interface of claims.c, the short-lived claims of new keys by
  * the live adders of one filter, so that of several processes adding the
  * same new line at once, one writes it. */

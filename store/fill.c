@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * The fill of a segment, which stats and merge read: its bits counted
  * block by block, the holes of a sparse file counted as zero bits without
  * reading them; and the fill of one generation's slot of an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* fill.h: interface of fill.c, the fill of a segment: its bits counted,
  * holes read as zero bits without reading them. */
 #ifndef BLOOM_FILL_H

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * The on-disk format of a filter, both versions, pure: bytes in, a struct
  * or an error out, so that a fuzzer reaches every byte of it.  All words
  * are little-endian; rates are IEEE 754 binary64.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* format.h: interface of format.c, the on-disk format of a filter file:
  * encoding and validating its header and segment table, bytes in, struct
  * or error out.  Pure: no I/O. */

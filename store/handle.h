@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* handle.h: the private definition of an open filter (struct bloom) and
  * of its segments as mapped: for bloom.c and the files of store/ only.
  * Everyone else holds a struct bloom * and asks bloom.h's accessors. */

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * Sparse filter files.  create allocates every byte of a filter, so a
  * filter with holes was copied sparse or made to hurt: a file of 64 TiB
  * with 4 KiB on disk.  Reading a hole through a shared mapping allocates a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* holes.h: interface of holes.c, the holes of a sparse filter file: found
  * with SEEK_DATA and SEEK_HOLE, read as zero bits without reading. */
 #ifndef BLOOM_HOLES_H

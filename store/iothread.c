@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * The I/O of a sorted batch out of core, on a thread of its own.  A pass
  * over a filter bigger than memory reads it window by window, and, for
  * an add, writes back every page it set bits in and drops it, so that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* iothread.h: interface of iothread.c, a helper thread that does a
  * sorted batch's file I/O out of core (reading the next window, writing
  * back and dropping the ones worked on) while the caller works on the

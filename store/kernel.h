@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* kernel.h: the inline kernels of store/bits.c and store/wide.c: where a
  * key's block and bits are, the scalar test, and what the passes over
  * several segments read.  For store/ only. */

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * The locks of processes that share a filter's file.  Each holds a shared
  * flock(2) on it while it has it open; create -f takes an exclusive one
  * to replace it, and growth, rotation, adds and reads locks on bytes 0 to

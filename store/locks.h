@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* locks.h: interface of locks.c, the locks processes sharing a filter's
  * file take: a flock(2) on the whole file while it is open; the writers'
  * byte, which tells a process that writes the filter whether it is the

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * The keys of a chunk that add --new tests at once, writes, and only then
  * sets: which of them repeat others of the chunk.  A key whose missing
  * bits the new keys before it in the chunk would have set is no new key,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* mates.h: interface of mates.c, the keys of a chunk tested at once that
  * repeat others of the chunk.  A segment is store/handle.h's, opaque
  * here. */

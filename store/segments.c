@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * The segment list of an open filter: which segments exist, which are
  * live, which takes adds; and the two ways the list changes, growth and
  * rotation, which several processes may attempt at once.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* segments.h: interface of segments.c, the segment list of an open
  * filter: which segments exist and are live, which takes adds, and growth
  * and rotation. */

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * The tests of store/bits.c with AVX-512, for processors that have it
  * (wide_ok): the same positions, so the same answers, in fewer
  * instructions.  tests/kernels checks them against the scalar test.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* wide.h: interface of wide.c, the AVX-512 forms of store/bits.c's
  * tests.  Call them only where wide_ok says they may run. */
 #ifndef BLOOM_WIDE_H

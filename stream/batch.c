@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * Sorted batches: the lines a sorted sweep (sweep.c) works on at once,
  * with their hashes and answers.  Lines to be written are kept in the
  * batch, or, read from a regular file, read again from it by offset when

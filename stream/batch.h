@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* batch.h: interface of batch.c, sorted batches: the many lines at a
  * time that a sorted sweep (sweep.c) adds or tests, with their hashes and
  * answers, and the lines kept or read again to be written. */

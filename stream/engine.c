@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * The engine: the per-line path of add and check.  The reader hands over
  * groups of lines with their hashes; the filter adds or tests them, a
  * group at a time (line by line) or, for a filter big for the memory, a

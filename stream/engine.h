@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* engine.h: interface of engine.c, the per-line path that add and check
  * configure: reader, keys, filter, output. */
 #ifndef BLOOM_ENGINE_H

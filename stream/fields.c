@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * Keys from fields: add -f and check -f take the key of a line from some
  * of its fields, as cut(1) selects them, so that a log or a CSV can be
  * deduplicated by a column while the whole line is what is written.  The

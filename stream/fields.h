@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* fields.h: interface of fields.c, keys made of some fields of a line, as
  * cut(1) selects them. */
 #ifndef BLOOM_FIELDS_H

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * The line reader.  Reading, splitting and hashing cost about as much as
  * the filter work on the lines, so a helper thread does them while the
  * caller adds or tests the lines read before: LINES_GROUPS groups of lines

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* lines.h: interface of lines.c, the line reader: reads a descriptor in big
  * blocks, splits it into lines and hashes each for the filter, in a helper
  * thread so that this overlaps the filter work. */

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * The keys new to the filter within one chunk, each new once.  A chunk is
  * tested whole before any of its bits is set (its lines are written in
  * between), so a line repeated inside it finds the filter without itself:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* repeats.h: interface of repeats.c, the keys of one chunk of lines that
  * are new to the filter, each called new once: a line repeated inside the
  * chunk is new only the first time, as if the chunk were added line by

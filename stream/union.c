@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * check against several filters at once (check -F, repeatable): the lines
  * are read once, hashed once for each distinct seed among the filters
  * (the reader hashes them for the first), and each filter tests them with

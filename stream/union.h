@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* union.h: interface of union.c, check against several filters at once:
  * a line is selected if any of them may hold it. */
 #ifndef BLOOM_UNION_H

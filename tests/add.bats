@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Tests of `bloom add`: where the lines come from, what --new writes, what
 # it says when it takes a fixed filter past its capacity, the filter it
 # creates when none exists, and how it fails.

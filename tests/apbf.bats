@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # The age-partitioned window layout (create --layout apbf): every
 # generation's bits for a key in one group of two blocks (store/apbf.c,
 # store/ages.c).  What it promises is what a window of the blocked layout

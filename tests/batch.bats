@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Sorted batches: add and check with a --memory too small for the filter
 # work in batches sorted by block, and must write the same output, exit
 # with the same status and leave the same filter as line by line.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Tests of `bloom check`: what each of -v, -c and -q writes, the exit
 # status as grep(1) has it (0 selected, 1 none, 2 trouble), and how it fails.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Tests of the command line as a whole: help, version, a missing or unknown
 # command, and help written to a full device.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Shell completion: the bash one is sourced and asked; the zsh and fish
 # ones are checked by their shells.
 

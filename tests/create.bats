@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Tests of bloom create: sizing from -n, -p, -s and -k, the seed, replacing
 # and refusing to replace, allocation and mode of the new file, and every
 # usage error.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Everyday use (issue 22): what a newcomer trips on, from make check's own
 # set-up to the environment bloom reads.
 

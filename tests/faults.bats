@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Faults injected for real (issue 18): ext4 on loop devices, a loop device
 # whose backing store fills, page-cache eviction, LD_PRELOAD shims that
 # kill or fail at a chosen call, copies of a mounted loop device's backing

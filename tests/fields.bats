@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # add -f and check -f: the key is some fields of the line, as cut(1)
 # selects them; the whole line is what is written.  And add --dups.
 

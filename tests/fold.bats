@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # bloom fold: a filter made smaller by ORing groups of its blocks, exactly
 # the filter that fewer blocks would have made of the same keys.
 

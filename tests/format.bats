@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Version 1 compatibility: files in the format bloom 1.0 wrote, built here
 # byte by byte (make_v1 in helpers.bash), must keep working: the same
 # answers, the same bits set, only the inserted counter changed by add,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Version 2 of the file format: the header, segment table and segments
 # bloom create writes for fixed, growable and windowed filters, byte for
 # byte against the layout in the comment at the top of store/format.c, and the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # The statistical acceptance test: a filter filled to its capacity finds
 # every key it holds, answers absent keys wrongly at close to its target
 # rate, and estimates how many keys it holds; pooled over many seeds and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Tests of hash64() through tests/hashsum: the known answers of
 # tests/data/xxh3-vectors.txt, a live comparison with the reference xxhsum,
 # and the exit status of the helper itself.

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * hashsum: prints the hash64() of files, so that the tests can compare it
  * with xxhsum -H3 and with known answers (with -c, the streaming form's,
  * given the file in pieces of that many bytes); also writes the xxHash sanity

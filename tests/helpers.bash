@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Shared set-up for the bats tests: load with `load helpers`.
 #
 # Every test runs in its own empty directory, $BATS_TEST_TMPDIR, with the
@@ -265,6 +266,10 @@ lost() {
 # those .ci/run started (BLOOM_TEST_HOSTS), or two this test starts, and
 # then own_hosts=1 for teardown_hosts to stop them.
 setup_multi_host() {
+	local shell
+
+	[ -z "${BLOOM_TEST_LOCAL:-}" ] ||
+		skip "BLOOM_TEST_LOCAL is set: the tests that start sshd hosts are left out"
 	if [ -n "${BLOOM_TEST_HOSTS:-}" ]; then
 		hosts=$BLOOM_TEST_HOSTS
 		return 0
@@ -272,6 +277,12 @@ setup_multi_host() {
 	command -v parallel >/dev/null || skip "needs GNU parallel: .ci/run installs it"
 	command -v sshd >/dev/null || [ -x /usr/sbin/sshd ] ||
 		skip "needs sshd (apt-get install openssh-server): .ci/run installs it"
+	# ssh runs a command through the user's login shell.
+	shell=$(getent passwd "$(id -u)" | cut -d: -f7)
+	case $shell in
+	*/nologin|*/false)
+		skip "ssh runs commands through the login shell, and $(id -un)'s is $shell" ;;
+	esac
 	hosts=$BATS_TEST_TMPDIR/hosts
 	own_hosts=1
 	"$BATS_TEST_DIRNAME/hosts" start "$hosts" 2

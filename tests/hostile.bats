@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Hostile surroundings (issue 10): signals, non-blocking descriptors, the
 # filter as its own output, odd files and directories, long lines, sparse
 # files, terminals and numbers.  Tests that need root or unshare say why

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * kernels: checks that the vector tests of a key's bits in its block
  * (store/wide.c: has_bits_wide, and wide_has of the positions drawn once
  * for segments of several hash counts) answer as the scalar one

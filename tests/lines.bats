@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Tests of what a line is: the key is the bytes of a line without its
 # terminator (newline, or NUL with -z), whatever those bytes are and however
 # long, and a selected line is written back with a terminator.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # add --new as a live stage of a pipeline that never ends (issue 17):
 # a line trickled in comes out within a second whatever the filter's size
 # and mode; whatever stops add --new, the lines it wrote and the lines a
@@ -80,6 +81,9 @@ trickle() {
 }
 
 @test "a trickled line is out within 1 s: a filter past the dirty limit" {
+	echo 4096 >dirty
+	need_to_run "a filter past the dirty limit takes unshare -m and a bind mount on /proc/sys/vm" \
+		unshare -m sh -c 'mount --bind "$0" /proc/sys/vm/dirty_bytes' dirty
 	big_filter f.bf
 	trickle past_dirty_limit f.bf
 	row 1 '' '' check -v f.bf out
@@ -179,7 +183,8 @@ stopped() {
 	keys 300000 >in
 	mnt=$BATS_TEST_TMPDIR/small
 	mkdir "$mnt"
-	mount -t tmpfs -o size=512k tmpfs "$mnt"
+	need_to_run "a file system that fills takes a tmpfs mount" \
+		mount -t tmpfs -o size=512k tmpfs "$mnt"
 	for memory in "" "--memory 1M"; do
 		bloom create -f --seed 5 -n 400000 -p 1e-7 f.bf
 		run -2 --separate-stderr bash -c \

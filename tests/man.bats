@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # The manual: it lints clean and renders without warnings in 80 columns,
 # its SYNOPSIS is the usage message word for word, it describes every
 # command, option and message, and make install puts it in place.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # merge, create --like, slices and route: filters built in parts, on one
 # machine with GNU parallel --pipe and across ssh hosts with parallel -S,
 # give exactly the filter one serial add would.

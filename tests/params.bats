@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Tests of the sizing bloom create chooses, against an independent python3
 # implementation of the false-positive rate of a blocked filter:
 #

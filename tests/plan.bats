@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # create --dry-run, the free-space check, add --no-create and
 # BLOOM_NO_CREATE, and the JSON seed.
 

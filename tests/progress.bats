@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # add and check --progress, and the status line SIGUSR1 asks for.
 
 bats_require_minimum_version 1.5.0

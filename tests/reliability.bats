@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Many writers, crashes, full disks and files that change under us: no
 # inserted key is ever lost, and every failure is a message and exit 2.
 

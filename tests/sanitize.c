@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * Linked into bloom by make SANITIZE=1 only.  LeakSanitizer reads the
  * threads of the process from /proc and fails the run where there is none
  * (tests/hostile.bats runs bloom under an empty /proc); ASAN_OPTIONS cannot

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Filters of several segments: growable filters (create --grow) and
 # windows of generations (create --generations), alone and with several
 # processes at once.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Slices without the whole filter: made from the parameters, by the task
 # index a job engine gives (--slice auto), used as the template of the
 # others, cut again into another count, and merged across counts; and

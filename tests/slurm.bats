@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # More than one machine, as the README's "More than one machine" says:
 # a Slurm job array on a single-node cluster started here, and GNU
 # parallel over two sshd hosts on the loopback, each making its slice from
@@ -17,6 +18,8 @@ opts="-n 30000000 -p 0.01 --seed 42 --slices 2"
 # this test's own; with "no-cgroup", always one of its own, started in a
 # mount namespace without /sys/fs/cgroup, as in a container or a chroot.
 setup_slurm() {
+	[ -z "${BLOOM_TEST_LOCAL:-}" ] ||
+		skip "BLOOM_TEST_LOCAL is set: the tests that start a Slurm cluster are left out"
 	if [ -n "${BLOOM_TEST_SLURM:-}" ] && [ "${1:-}" != no-cgroup ]; then
 		slurm=$BLOOM_TEST_SLURM
 	else

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Tests of bloom stats: the key: value lines and the JSON object for filters
 # of known content, the over-capacity warning, the values recomputed from
 # the file's bits, read-only access, write errors and usage errors.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Tests of how lines stream through add and check: the reader thread that
 # reads, splits and hashes ahead of the filter work, the groups of lines it
 # hands over, output that goes on before more input comes, and stopping

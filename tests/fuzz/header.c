@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * libFuzzer target for the parser of filter headers and segment tables,
  * both versions: any bytes must give a status and never a crash, and what
  * the parser accepts must be sound (the segments in order, on pages,

@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * libFuzzer target for the line reader (lines.c), built with a 64-byte
  * read buffer so that short inputs reach long lines, growth and hashing
  * in stream.  The first byte chooses the terminator, whether the bytes

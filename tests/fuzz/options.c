@@ -1,4 +1,4 @@
-/*
+/* SPDX-License-Identifier: ISC
  * libFuzzer target for the parsers of the numbers options take
  * (parse.c): any string gives a value or a refusal, never a crash, and
  * an accepted value is the one the string says, within its bounds: the
