@@ -923,6 +923,17 @@ bloom_is_live(const struct bloom *b, unsigned i)
 	return segments_is_live(b, i);
 }
 
+int
+bloom_live_extra(const struct bloom *b)
+{
+	unsigned i;
+
+	for (i = b->hdr.slots; i < b->nmapped; i++)
+		if (segments_is_live(b, i))
+			return 1;
+	return 0;
+}
+
 uint64_t
 bloom_inserted(const struct bloom *b, unsigned i)
 {

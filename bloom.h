@@ -89,6 +89,10 @@ unsigned bloom_target(const struct bloom *b);
 /* Returns 1 if segment i is live now, else 0. */
 int bloom_is_live(const struct bloom *b, unsigned i);
 
+/* Returns 1 if a segment past a window's generations (one a generation
+ * grew into) holds a live generation, else 0. */
+int bloom_live_extra(const struct bloom *b);
+
 /* Returns segment i's inserted counter as it is now. */
 uint64_t bloom_inserted(const struct bloom *b, unsigned i);
 

@@ -202,18 +202,6 @@ plan_segments(uint64_t n, struct fold_plan *fp)
 	return 0;
 }
 
-/* Returns 1 if an extra segment of window b holds a live generation. */
-static int
-live_extra(const struct bloom *b)
-{
-	unsigned i;
-
-	for (i = bloom_header(b)->slots; i < bloom_nsegments(b); i++)
-		if (bloom_is_live(b, i))
-			return 1;
-	return 0;
-}
-
 int
 fold_plan(struct bloom *b, uint64_t n, struct fold_plan *fp)
 {
@@ -225,7 +213,7 @@ fold_plan(struct bloom *b, uint64_t n, struct fold_plan *fp)
 	memset(fp, 0, sizeof *fp);
 	/* Which extra segment holds which generation is the file's own:
 	 * one grown past its sizing folds once it has expired. */
-	if (src->mode == MODE_WINDOW && live_extra(b)) {
+	if (src->mode == MODE_WINDOW && bloom_live_extra(b)) {
 		fp->refusal = FOLD_WINDOW_GROWN;
 		return -1;
 	}

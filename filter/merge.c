@@ -107,18 +107,6 @@ check_slice(const struct bloom *t, const struct bloom *s,
 	return 0;
 }
 
-/* Returns 1 if an extra segment of window b holds a live generation. */
-static int
-live_extra(const struct bloom *b)
-{
-	unsigned i;
-
-	for (i = bloom_header(b)->slots; i < bloom_nsegments(b); i++)
-		if (bloom_is_live(b, i))
-			return 1;
-	return 0;
-}
-
 static int
 check_window(const struct bloom *t, const struct bloom *s,
     struct merge_mismatch *mm)
@@ -140,7 +128,7 @@ check_window(const struct bloom *t, const struct bloom *s,
 	/* Which extra segment holds which generation differs from file to
 	 * file: only the generations' own segments line up, and only they
 	 * are merged (merge_into); extra segments must hold none live. */
-	if (live_extra(t) || live_extra(s))
+	if (bloom_live_extra(t) || bloom_live_extra(s))
 		return refuse(mm, "a window whose generations grew past their "
 		    "sizing merges only once those generations have expired");
 	/* The generation now, the clock's if later than the file's: a
