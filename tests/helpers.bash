@@ -270,19 +270,23 @@ setup_multi_host() {
 
 	[ -z "${BLOOM_TEST_LOCAL:-}" ] ||
 		skip "BLOOM_TEST_LOCAL is set: the tests that start sshd hosts are left out"
+	# ssh runs a command through the user's login shell, on hosts this
+	# test starts and on those .ci/run started alike.
+	shell=$(getent passwd "$(id -u)" | cut -d: -f7)
+	case $shell in
+	*/nologin|*/false)
+		skip "ssh runs commands through the login shell, and $(id -un)'s is $shell" ;;
+	esac
 	if [ -n "${BLOOM_TEST_HOSTS:-}" ]; then
+		# Hosts another user started take that user's key and files.
+		[ -O "$BLOOM_TEST_HOSTS" ] ||
+			skip "the ssh hosts in BLOOM_TEST_HOSTS ($BLOOM_TEST_HOSTS) belong to another user"
 		hosts=$BLOOM_TEST_HOSTS
 		return 0
 	fi
 	command -v parallel >/dev/null || skip "needs GNU parallel: .ci/run installs it"
 	command -v sshd >/dev/null || [ -x /usr/sbin/sshd ] ||
 		skip "needs sshd (apt-get install openssh-server): .ci/run installs it"
-	# ssh runs a command through the user's login shell.
-	shell=$(getent passwd "$(id -u)" | cut -d: -f7)
-	case $shell in
-	*/nologin|*/false)
-		skip "ssh runs commands through the login shell, and $(id -un)'s is $shell" ;;
-	esac
 	hosts=$BATS_TEST_TMPDIR/hosts
 	own_hosts=1
 	"$BATS_TEST_DIRNAME/hosts" start "$hosts" 2
