@@ -934,6 +934,10 @@ bloom_target(const struct bloom *b)
 	return b->target;
 }
 
+_Static_assert(BLOOM_EV_GREW == SEG_EV_GREW && BLOOM_EV_FULL == SEG_EV_FULL &&
+    BLOOM_EV_EARLY == SEG_EV_EARLY && BLOOM_EV_WIDENED == SEG_EV_WIDENED,
+    "bloom_events passes the segment list's events on as they are");
+
 unsigned
 bloom_events(struct bloom *b)
 {

@@ -11,7 +11,6 @@
 #include "hash.h"
 #include "params.h"
 #include "store/format.h"	/* statuses, struct bloom_header */
-#include "store/segments.h"	/* BLOOM_EV_* */
 
 /* What bloom_add and bloom_test set for a key that a slice does not hold:
  * neither found nor new. */
@@ -20,6 +19,15 @@
 /* What the engine marks a new key with that another adder of the filter
  * has claimed (claims.h): it neither writes nor sets it. */
 #define BLOOM_CLAIMED	3
+
+/* Things an add did that the user should hear of (bloom_events). */
+#define BLOOM_EV_GREW		0x1	/* this process appended a segment */
+#define BLOOM_EV_FULL		0x2	/* it took a fixed filter past its
+					 * capacity */
+#define BLOOM_EV_EARLY		0x4	/* it closed a generation that filled
+					 * before its time */
+#define BLOOM_EV_WIDENED	0x8	/* it gave a generation that filled
+					 * before its time more room */
 
 struct bloom;		/* an open filter */
 struct bloom_pass;		/* a way to visit segments (below) */
@@ -98,7 +106,7 @@ uint64_t bloom_epoch(const struct bloom *b);
  * later of the clock's and the file's; 0 for a filter of another mode. */
 uint64_t bloom_generation(const struct bloom *b);
 
-/* Returns the BLOOM_EV_* flags (store/segments.h) raised since the last
+/* Returns the BLOOM_EV_* flags raised since the last
  * call, and clears them. */
 unsigned bloom_events(struct bloom *b);
 

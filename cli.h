@@ -9,8 +9,6 @@
 #include <stdint.h>
 
 #include "bloom.h"
-#include "filter/create.h"
-#include "lib/clock.h"
 #include "lib/output.h"
 
 #ifndef BLOOM_VERSION_STRING

@@ -22,15 +22,13 @@
 
 #include "cli.h"
 #include "cli/msg.h"
+#include "filter/create.h"
+#include "lib/clock.h"
 #include "cli/report.h"
 #include "stream/engine.h"
-#include "stream/fields.h"
-#include "filter/merge.h"
 #include "filter/fold.h"
 #include "params.h"
 #include "cli/parse.h"
-#include "cli/progress.h"
-#include "lib/quote.h"
 
 #define APBF_ROOM_MAX	3	/* times the blocked layout's room an
 				 * age-partitioned window may take */

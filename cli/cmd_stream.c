@@ -21,14 +21,14 @@
 
 #include "cli.h"
 #include "cli/msg.h"
+#include "filter/create.h"
+#include "lib/clock.h"
 #include "cli/report.h"
 #include "stream/engine.h"
 #include "stream/fields.h"
-#include "filter/merge.h"
 #include "params.h"
 #include "cli/parse.h"
 #include "cli/progress.h"
-#include "lib/quote.h"
 #include "stream/union.h"
 
 static const char *

@@ -240,7 +240,7 @@ report_stats_text(FILE *fp, const char *path, const struct bloom_header *h,
 
 /* Returns the length of the well-formed UTF-8 sequence at s, or 0. */
 static size_t
-utf8_length(const unsigned char *s)
+json_utf8_length(const unsigned char *s)
 {
 	size_t len, i;
 	unsigned min, cp;
@@ -277,7 +277,7 @@ json_string(FILE *fp, const char *str)
 
 	putc('"', fp);
 	while (*s != '\0') {
-		size_t len = utf8_length(s);
+		size_t len = json_utf8_length(s);
 
 		if (len == 0) {
 			fputs("\\ufffd", fp);

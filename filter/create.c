@@ -197,20 +197,20 @@ link_unnamed(const struct place *pl, int fd, const char *name)
 	return linkat(fd, "", pl->dir, name, AT_EMPTY_PATH);
 }
 
-static int
-write_all(int fd, const unsigned char *buf, size_t len, off_t off)
+int
+write_at(int fd, const unsigned char *buf, size_t len, uint64_t off)
 {
-	while (len > 0) {
-		ssize_t n = pwrite(fd, buf, len, off);
+	ssize_t put;
 
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
+	while (len > 0) {
+		put = pwrite(fd, buf, len, (off_t)off);
+		if (put == -1 && errno == EINTR)
+			continue;
+		if (put == -1)
 			return -1;
-		}
-		buf += n;
-		len -= (size_t)n;
-		off += n;
+		buf += put;
+		len -= (size_t)put;
+		off += (uint64_t)put;
 	}
 	return 0;
 }
@@ -253,7 +253,7 @@ fill_new(int fd, const struct bloom_header *h)
 	for (i = 0; i < h->slots; i++)
 		format_slot_build(head + V2_HEADER_SIZE + i * SLOT_SIZE, i,
 		    &h->seg[i]);
-	e = write_all(fd, head, (size_t)h->data_offset, 0);
+	e = write_at(fd, head, (size_t)h->data_offset, 0);
 	free(head);
 	if (e == -1 || fsync(fd) == -1)
 		return -1;

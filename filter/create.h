@@ -83,4 +83,8 @@ int bloom_create_filled(const char *path, const struct bloom_header *h,
  * set. */
 int bloom_free_space(const char *path, uint64_t *free_bytes);
 
+/* Writes the len bytes of buf to fd at offset off, however many pwrite(2)s
+ * it takes.  Returns 0, or -1 with errno set. */
+int write_at(int fd, const unsigned char *buf, size_t len, uint64_t off);
+
 #endif

@@ -264,7 +264,7 @@ visit_window(struct sweep *w, const struct segment *s, const uint64_t *hashes,
  * windows.
  */
 static size_t
-visit(void *arg, const struct segment *s, const uint64_t *hashes,
+visit_segment(void *arg, const struct segment *s, const uint64_t *hashes,
     const uint32_t *idx, size_t m, int add, unsigned char *res)
 {
 	struct sweep *w = arg;
@@ -360,7 +360,7 @@ pass_of(struct sweep *w, const struct bloom *b)
 	w->fd = bloom_fd(b);
 	w->sparse = bloom_sparse(b);
 	w->write_error = 0;
-	v.visit = visit;
+	v.visit = visit_segment;
 	v.arg = w;
 	v.idx = w->todo;
 	v.found = w->found;

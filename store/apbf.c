@@ -19,7 +19,7 @@
 
 #include "params.h"
 #include "store/apbf.h"
-#include "store/kernel.h"
+#include "store/positions.h"
 
 #define GROUP_WORDS	(APBF_GROUP_BITS / 64)	/* words in a group */
 #define RAW_MAX		(APBF_SLOTS_MAX / 4)	/* SplitMix64 words a key

@@ -706,7 +706,7 @@ grow(struct bloom *b)
 		goto out;
 	}
 	format_word_store(head_word(b, V2_OFF_NSEGMENTS), count + 1);
-	b->events |= BLOOM_EV_GREW;
+	b->events |= SEG_EV_GREW;
 out:
 	locks_unbyte(b, LOCK_LIST);
 	return s;
@@ -794,9 +794,9 @@ widen(struct bloom *b)
 			goto done;
 		locks_byte(b, F_UNLCK, LOCK_ADD);
 		locks_byte(b, F_UNLCK, LOCK_LIST);
-		return rotate_to(b, epoch + 1, BLOOM_EV_EARLY);
+		return rotate_to(b, epoch + 1, SEG_EV_EARLY);
 	}
-	b->events |= BLOOM_EV_WIDENED;
+	b->events |= SEG_EV_WIDENED;
 done:
 	locks_unbyte(b, LOCK_ADD);
 out:
@@ -921,7 +921,7 @@ segments_count(struct bloom *b, unsigned i, uint64_t fresh)
 	before = format_word_add(sg->inserted, fresh);
 	if (b->hdr.mode == MODE_FIXED && before <= sg->info.capacity &&
 	    before + fresh > sg->info.capacity) {
-		b->events |= BLOOM_EV_FULL;
+		b->events |= SEG_EV_FULL;
 		b->full_fpr = params_fpr(before + fresh, sg->info.nblocks,
 		    sg->info.hashes);
 	}
@@ -942,7 +942,7 @@ segments_raise(struct bloom *b, unsigned i, uint64_t count)
 		b->full_fpr = params_fpr(count, sg->info.nblocks,
 		    sg->info.hashes);
 		if (b->full_fpr > sg->info.target_fpr)
-			b->events |= BLOOM_EV_FULL;
+			b->events |= SEG_EV_FULL;
 	}
 }
 

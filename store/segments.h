@@ -9,14 +9,14 @@
 
 #include "store/format.h"
 
-/* Things an add did that the user should hear of (bloom_events). */
-#define BLOOM_EV_GREW		0x1	/* this process appended a segment */
-#define BLOOM_EV_FULL		0x2	/* it took a fixed filter past its
-					 * capacity */
-#define BLOOM_EV_EARLY		0x4	/* it closed a generation that filled
-					 * before its time */
-#define BLOOM_EV_WIDENED	0x8	/* it gave a generation that filled
-					 * before its time more room */
+/* Things an add did that the user should hear of: bloom.h gives them to
+ * the layers above as BLOOM_EV_*, of the same values. */
+#define SEG_EV_GREW	0x1	/* this process appended a segment */
+#define SEG_EV_FULL	0x2	/* it took a fixed filter past its capacity */
+#define SEG_EV_EARLY	0x4	/* it closed a generation that filled before
+				 * its time */
+#define SEG_EV_WIDENED	0x8	/* it gave a generation that filled before
+				 * its time more room */
 
 struct bloom;
 struct segment;
@@ -75,7 +75,7 @@ int segments_begin_add(struct bloom *b, size_t want, size_t *take);
 /* Lets rotation go on after segments_begin_add. */
 void segments_end_add(struct bloom *b);
 
-/* Counts fresh new keys in segment i, noting BLOOM_EV_FULL if that took
+/* Counts fresh new keys in segment i, noting SEG_EV_FULL if that took
  * a fixed filter past its capacity. */
 void segments_count(struct bloom *b, unsigned i, uint64_t fresh);
 
@@ -84,7 +84,7 @@ void segments_count(struct bloom *b, unsigned i, uint64_t fresh);
 int segments_grow_to(struct bloom *b, unsigned count);
 
 /* Raises segment i's inserted counter to at least count, noting
- * BLOOM_EV_FULL as segments_count does. */
+ * SEG_EV_FULL as segments_count does. */
 void segments_raise(struct bloom *b, unsigned i, uint64_t count);
 
 /* Starts the generation of window b that is due, if any, then holds off
