@@ -37,7 +37,8 @@ FILTER_OBJ = filter/create.o filter/fold.o filter/merge.o filter/stats.o filter/
 CORE_OBJ = bloom.o
 STORE_OBJ = store/format.o store/segments.o store/bits.o store/wide.o \
 	store/mates.o store/holes.o store/claims.o store/locks.o \
-	store/iothread.o store/apbf.o store/ages.o store/fill.o
+	store/iothread.o store/apbf.o store/ages.o store/fill.o \
+	store/plan.o
 BASE_OBJ = params.o hash.o
 LIB_OBJ = lib/clock.o lib/memory.o lib/output.o lib/quote.o lib/threads.o
 OBJ = $(CLI_OBJ) $(STREAM_OBJ) $(FILTER_OBJ) $(CORE_OBJ) $(STORE_OBJ) \
@@ -130,7 +131,7 @@ FUZZ_LINES_SRC = tests/fuzz/lines.c stream/lines.c stream/fields.c bloom.c \
 	store/bits.c store/wide.c store/mates.c store/segments.c store/holes.c \
 	store/claims.c \
 	store/locks.c \
-	store/format.c store/apbf.c store/ages.c store/fill.c \
+	store/format.c store/apbf.c store/ages.c store/fill.c store/plan.c \
 	params.c hash.c lib/clock.c lib/memory.c lib/threads.c
 
 tests/fuzz/lines: $(FUZZ_LINES_SRC) $(HDR)

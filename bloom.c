@@ -1000,3 +1000,47 @@ bloom_slot_fill(struct bloom *b, unsigned i, uint64_t *slot_bits)
 {
 	return fill_slot(b, i, slot_bits);
 }
+
+/* ==== The segment list and the file, for filter/ and the front end ==== */
+
+int
+bloom_hold(struct bloom *b)
+{
+	return segments_hold(b);
+}
+
+void
+bloom_unhold(struct bloom *b)
+{
+	segments_unhold(b);
+}
+
+int
+bloom_grow_to(struct bloom *b, unsigned count)
+{
+	return segments_grow_to(b, count);
+}
+
+int
+bloom_read_begin(struct bloom *b)
+{
+	return segments_read_begin(b);
+}
+
+void
+bloom_read_end(struct bloom *b)
+{
+	segments_read_end(b);
+}
+
+void
+bloom_warm(int fd, uint64_t offset, uint64_t len)
+{
+	segments_warm(fd, offset, len);
+}
+
+void
+bloom_forget_claims(int fd)
+{
+	claims_forget(fd);
+}

@@ -306,4 +306,42 @@ uint64_t bloom_slot_fill(struct bloom *b, unsigned i, uint64_t *slot_bits);
  * Returns BLOOM_OK or a status. */
 int bloom_rotate(struct bloom *b);
 
+
+/* ==== The segment list and the file, for filter/ and the front end ====
+ * What the layers above need of store/, through the core: store/'s own
+ * headers are private to it (.ci/layers). */
+
+/* Starts the generation of window b that is due, if any, then holds off
+ * its rotation, by this process or any other, until bloom_unhold (adders
+ * go on), and refreshes the list: what a merge checks then stays what it
+ * writes into.  Returns BLOOM_OK or a status; nothing to do for other
+ * modes. */
+int bloom_hold(struct bloom *b);
+
+/* Lets rotation go on after bloom_hold. */
+void bloom_unhold(struct bloom *b);
+
+/* Grows growable filter b to count segments, as adds would.  Returns
+ * BLOOM_OK or a status. */
+int bloom_grow_to(struct bloom *b, unsigned count);
+
+/* Refreshes the list of b for a reader, which may then read any segment
+ * of it until bloom_read_end: no rotation gives a window's room back
+ * meanwhile (adders and rotations go on).  Returns BLOOM_OK or a status;
+ * bloom_read_end is due either way. */
+int bloom_read_begin(struct bloom *b);
+
+/* Ends what bloom_read_begin began. */
+void bloom_read_end(struct bloom *b);
+
+/* Brings the len bytes of the new filter file fd at offset, just
+ * allocated, into the page cache in one pass, before any process maps
+ * them to write.  Advice only: failure changes nothing but speed. */
+void bloom_warm(int fd, uint64_t offset, uint64_t len);
+
+/* Removes the claim table of the filter open as fd, if there is one: for
+ * a filter no adder has open (create -f holds it locked exclusively),
+ * whose table an adder that was killed left.  Best effort. */
+void bloom_forget_claims(int fd);
+
 #endif

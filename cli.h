@@ -17,7 +17,6 @@
 
 #define DEFAULT_CAPACITY	1000000
 #define DEFAULT_FPR		0.01
-#define MAX_DERIVED_FPR		0.5	/* -s with -n: the most we accept */
 
 /* Exit statuses, as grep(1) has them. */
 #define EXIT_SELECTED	0

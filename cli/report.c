@@ -15,7 +15,7 @@
 
 #include "lib/output.h"
 #include "lib/quote.h"
-#include "store/segments.h"
+#include "store/plan.h"
 #include "filter/stats.h"
 #include "cli.h"
 #include "cli/msg.h"
@@ -425,7 +425,7 @@ report_plan(FILE *fp, const char *path, const struct bloom_header *h)
 	offset = h->file_size;
 	for (i = (unsigned)h->nsegments; h->mode == MODE_GROW && i < 4 &&
 	    i < h->slots; i++) {
-		if (segments_plan(h, i, offset, &next) != BLOOM_OK)
+		if (plan_segment(h, i, offset, &next) != BLOOM_OK)
 			break;
 		fprintf(fp, "  %u, when the one before fills: ", i);
 		print_planned(fp, "", &next);

@@ -17,7 +17,6 @@
  */
 #include <string.h>
 
-#include "params.h"
 #include "store/ages.h"
 #include "store/apbf.h"
 #include "store/format.h"
@@ -45,28 +44,6 @@ counting_ages(uint64_t epoch, uint64_t file_epoch, unsigned gens,
 		ages |= (uint64_t)1 << a;
 	}
 	return ages;
-}
-
-/* Sizes the generations of an age-partitioned window h (format.c): all
- * one array at the data offset, each entry a generation's share of the
- * capacity, at the window's rate. */
-int
-ages_plan(const struct bloom_header *h, struct segment_info *s)
-{
-	struct apbf_params a;
-
-	if (params_apbf_size(h->capacity, h->target_fpr, h->slots, &a) == -1)
-		return BLOOM_ETOOBIG;
-	memset(s, 0, sizeof *s);
-	s->offset = h->data_offset;
-	s->nblocks = a.ngroups * APBF_GROUP_BLOCKS;
-	s->hashes = a.hashes;
-	s->capacity = h->capacity / (h->slots - 1) +
-	    (h->capacity % (h->slots - 1) != 0);
-	s->target_fpr = h->target_fpr;
-	if (s->nblocks * BLOCK_BYTES > FORMAT_FILE_MAX - s->offset)
-		return BLOOM_ETOOBIG;
-	return BLOOM_OK;
 }
 
 /* Sets the view of an age-partitioned window's generations as of the

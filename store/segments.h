@@ -21,12 +21,6 @@
 struct bloom;
 struct segment;
 
-/* Sizes segment i of a v2 filter whose header fields (mode, capacity,
- * target_fpr, growth, ratio, slots) are in h, starting at offset.  Returns
- * BLOOM_OK, or BLOOM_ETOOBIG if it cannot be made. */
-int segments_plan(const struct bloom_header *h, unsigned i, uint64_t offset,
-    struct segment_info *s);
-
 /* Maps the segments b->hdr lists, after the header is mapped.  Returns
  * BLOOM_OK or a status. */
 int segments_map(struct bloom *b);
