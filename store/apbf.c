@@ -4,26 +4,21 @@
  * and why the layout is so; store/ages.c keeps which generation each slot
  * holds, which count for a reader, and when slots are emptied.
  *
- * A key's group is chosen by multiply-shift of its hash, as a block is.
- * Its bit in slot j is j w + (piece_j w >> 16), piece_j the j-th 16-bit
- * piece of the SplitMix64 sequence seeded with the hash, four to a word:
- * independent of the group and of each other.  Bit i of a group is bit
+ * Where a key's bits are is store/positions.h's.  Bit i of a group is bit
  * i % 8 of its byte i / 8, so an array reads the same on any host.
  */
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define APBF_WIDE	/* AVX-512 test, chosen at run time */
-#endif
 
 #include "params.h"
 #include "store/apbf.h"
 #include "store/positions.h"
 
+#ifdef POSITIONS_WIDE
+#define APBF_WIDE	/* AVX-512 test, chosen at run time */
+#endif
+
 #define GROUP_WORDS	(APBF_GROUP_BITS / 64)	/* words in a group */
-#define RAW_MAX		(APBF_SLOTS_MAX / 4)	/* SplitMix64 words a key
-						 * draws, at most */
 #define AHEAD		32	/* keys whose groups load ahead */
 
 unsigned
@@ -53,29 +48,6 @@ group_of(const struct apbf_view *v, uint64_t h)
 		__builtin_prefetch(g_ + BLOCK_BYTES);			\
 } while (0)
 
-/* Draws the SplitMix64 words whose 16-bit pieces place the key's bit in
- * each of the s slots. */
-static inline void
-draw(uint64_t h, unsigned s, uint64_t raw[RAW_MAX])
-{
-	uint64_t state = h;
-	unsigned i;
-
-	for (i = 0; i < (s + 3) / 4; i++) {
-		state += SPLITMIX_GAMMA;
-		raw[i] = splitmix(state);
-	}
-}
-
-/* The offset in the group of the key's bit in slot j. */
-static inline unsigned
-position(const uint64_t raw[RAW_MAX], unsigned j, unsigned w)
-{
-	uint64_t piece = (raw[j / 4] >> (16 * (j % 4))) & 0xffff;
-
-	return j * w + (unsigned)((piece * w) >> 16);
-}
-
 /* Turns m, bit j for slot j, to ages (bit a for the slot of age a) and
  * keeps the ages that count. */
 static inline uint64_t
@@ -95,12 +67,12 @@ to_ages(const struct apbf_view *v, uint64_t m)
 static inline uint64_t
 matched(const struct apbf_view *v, const uint64_t *grp, uint64_t h)
 {
-	uint64_t raw[RAW_MAX], m = 0;
+	uint64_t raw[APBF_RAW_MAX], m = 0;
 	unsigned s = v->slots, j, pos;
 
-	draw(h, s, raw);
+	apbf_draw(h, s, raw);
 	for (j = 0; j < s; j++) {
-		pos = position(raw, j, v->width);
+		pos = apbf_position(raw, j, v->width);
 		m |= ((le64(__atomic_load_n(&grp[pos / 64],
 		    __ATOMIC_RELAXED)) >> (pos % 64)) & 1) << j;
 	}
@@ -151,46 +123,26 @@ has_run(uint64_t m, unsigned k)
 } while (0)
 
 #ifdef APBF_WIDE
-/*
- * matched with AVX-512: eight SplitMix64 words drawn in the lanes of one
- * register give 32 pieces of 16 bits, the positions of 32 slots, computed
- * 16 at a time; each lane picks its 32-bit word of the group from the two
- * registers that hold the group (a permute of two sources) and tests its
- * bit.  The same positions as position(), so the same answers.
- */
-__attribute__((target("avx512f,avx512dq"))) static inline __m512i
-draw_wide(uint64_t h, unsigned from)
-{
-	const __m512i step = _mm512_set_epi64(8, 7, 6, 5, 4, 3, 2, 1);
-	__m512i z = _mm512_add_epi64(_mm512_set1_epi64((long long)h),
-	    _mm512_mullo_epi64(_mm512_add_epi64(step, _mm512_set1_epi64(
-	    from)), _mm512_set1_epi64((long long)SPLITMIX_GAMMA)));
-
-	z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)),
-	    _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ULL));
-	z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)),
-	    _mm512_set1_epi64((long long)0x94d049bb133111ebULL));
-	return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
-}
-
 /* The slots among 16 whose pieces are in the 16-bit lanes of p that have
  * their bit in the group g0:g1, slot numbers from first. */
 __attribute__((target("avx512f"))) static inline uint64_t
 sixteen(__m256i p, unsigned first, unsigned w, __m512i g0, __m512i g1)
 {
-	const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7,
-	    6, 5, 4, 3, 2, 1, 0);
-	__m512i wv = _mm512_set1_epi32((int)w), pos, word;
+	__m512i pos = apbf_positions16(p, first, w), word;
 
-	pos = _mm512_add_epi32(_mm512_mullo_epi32(_mm512_add_epi32(lane,
-	    _mm512_set1_epi32((int)first)), wv), _mm512_srli_epi32(
-	    _mm512_mullo_epi32(_mm512_cvtepu16_epi32(p), wv), 16));
 	word = _mm512_permutex2var_epi32(g0, _mm512_srli_epi32(pos, 5), g1);
 	return (uint64_t)_mm512_test_epi32_mask(_mm512_srlv_epi32(word,
 	    _mm512_and_si512(pos, _mm512_set1_epi32(31))),
 	    _mm512_set1_epi32(1)) << first;
 }
 
+/*
+ * matched with AVX-512: eight SplitMix64 words drawn in the lanes of one
+ * register give 32 pieces of 16 bits, the positions of 32 slots, computed
+ * 16 at a time; each lane picks its 32-bit word of the group from the two
+ * registers that hold the group (a permute of two sources) and tests its
+ * bit.  The same positions as apbf_position(), so the same answers.
+ */
 __attribute__((target("avx512f,avx512dq"))) static inline uint64_t
 matched_wide(const struct apbf_view *v, const uint64_t *grp, uint64_t h)
 {
@@ -201,7 +153,7 @@ matched_wide(const struct apbf_view *v, const uint64_t *grp, uint64_t h)
 	unsigned first;
 
 	for (first = 0; first < v->slots; first += 32) {
-		z = draw_wide(h, first / 4);
+		z = apbf_draw_wide(h, first / 4);
 		m |= sixteen(_mm512_castsi512_si256(z), first, v->width, g0,
 		    g1);
 		if (first + 16 < v->slots)
@@ -267,15 +219,14 @@ apbf_test(const struct apbf_view *v, const uint64_t *hashes,
 static inline int
 set_key(const struct apbf_view *v, uint64_t h, int alone)
 {
-	uint64_t *grp = group_of(v, h), raw = 0, piece, bit[APBF_K_MAX];
+	uint64_t *grp = group_of(v, h), raw = 0, bit[APBF_K_MAX];
 	uint64_t clear = 0;
 	unsigned j, a, pos, word[APBF_K_MAX];
 
 	for (a = 0, j = v->newest; a < v->hashes; a++) {
 		if (a == 0 || j % 4 == 0)
-			raw = splitmix(h + SPLITMIX_GAMMA * (j / 4 + 1));
-		piece = (raw >> (16 * (j % 4))) & 0xffff;
-		pos = j * v->width + (unsigned)((piece * v->width) >> 16);
+			raw = apbf_draw_one(h, j / 4);
+		pos = apbf_slot_bit(raw, j, v->width);
 		word[a] = pos / 64;
 		bit[a] = le64((uint64_t)1 << (pos % 64));
 		clear |= bit[a] & ~__atomic_load_n(&grp[word[a]],

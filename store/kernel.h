@@ -27,18 +27,6 @@ block_of(const struct segment *s, uint64_t h)
 	return (uint64_t *)(s->bits + block_index(s, h) * BLOCK_BYTES);
 }
 
-/* Returns 1 if all the key's bits are set in block.  Without a branch per
- * bit: whether a bit is set is a coin toss the CPU cannot predict. */
-static inline int
-has_bits(const uint64_t *block, uint64_t h, unsigned hashes)
-{
-	uint64_t missing = 0;
-
-	POSITIONS(h, hashes, missing |= bit &
-	    ~__atomic_load_n(&block[word], __ATOMIC_RELAXED));
-	return missing == 0;
-}
-
 /*
  * The keys are taken in batches.  While one is tested, the blocks of the
  * keys up to PREFETCH_AHEAD further on are loading.
