@@ -95,7 +95,7 @@ bench/faults-probe: bench/faults-probe.c
 # (bench/README.md, "layouts").
 LAYOUTS_SRC = bench/layouts.c bench/layouts-kernels.c bench/layouts-math.c
 
-bench/layouts: $(LAYOUTS_SRC) bench/layouts.h params.o params.h
+bench/layouts: $(LAYOUTS_SRC) bench/layouts.h params.o $(HDR)
 	$(CC) $(WARN) $(CPPFLAGS) $(CFLAGS) -I. -o $@ $(LAYOUTS_SRC) params.o \
 		$(LDLIBS)
 

@@ -1,7 +1,7 @@
 /* kernel.h: the inline kernels of store/bits.c and store/wide.c over a
- * segment as mapped: a key's block, the scalar test, and what the passes
- * over several segments read (store/positions.h draws the positions).
- * For store/ only. */
+ * segment as mapped: a key's block, prefetching, and what the passes over
+ * several segments read (store/positions.h draws the positions and tests
+ * a block).  For store/ only. */
 #ifndef BLOOM_KERNEL_H
 #define BLOOM_KERNEL_H
 
