@@ -80,7 +80,7 @@ example: bloom bench/gen-urls
 	./bloom stats example.bf
 	@rm -f example.bf example.urls example.new
 
-bench/gen-urls: bench/gen-urls.c
+bench/gen-urls: bench/gen-urls.c store/positions.h lib/endian.h params.h
 	$(CC) $(WARN) $(CPPFLAGS) $(CFLAGS) -o $@ bench/gen-urls.c
 
 # The one-thread floor bench/run holds check -c against.
