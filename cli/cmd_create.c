@@ -30,6 +30,8 @@
 #include "params.h"
 #include "cli/parse.h"
 
+/* ==== create ==== */
+
 /* Sizes a fixed filter's array, rounded for cut slices if cut is not 0
  * (store/plan.h), or fails with a message; returns 0 or -1. */
 static int
@@ -592,6 +594,7 @@ cmd_create(int argc, char **argv)
 	return finish(0);
 }
 
+/* ==== fold: a smaller filter, written as create writes ==== */
 
 /* Says why the filter at path cannot be folded as fp asked. */
 static void
