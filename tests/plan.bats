@@ -74,6 +74,7 @@ target_fpr: 0.01" "" create --dry-run --seed 1 f.bf
 	growth --grow --growth 1.5 -n 3000 -p 0.001
 	window --generations 4 -n 4000 -p 0.01
 	capped --generations 4 -n 4000 -p 0.01 --max-size 10M
+	norenew --generations 4 -n 4000 -p 0.01 --no-renew
 	apbf --generations 8 --layout apbf -n 8000 -p 0.01
 	slices --slices 6 -n 100000 -p 0.01
 	slice --slices 4 --slice 1/4 -n 100000 -p 0.01
