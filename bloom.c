@@ -834,6 +834,12 @@ bloom_recount(struct bloom *b, unsigned i)
 	    UINT64_MAX);
 }
 
+void
+bloom_raise(struct bloom *b, unsigned i, uint64_t count)
+{
+	segments_raise(b, i, count);
+}
+
 uint32_t
 bloom_slice_of(const struct bloom *b, uint64_t h, uint32_t slices)
 {
@@ -895,6 +901,10 @@ bloom_target(const struct bloom *b)
 {
 	return b->target;
 }
+
+_Static_assert(BLOOM_EV_GREW == SEG_EV_GREW && BLOOM_EV_FULL == SEG_EV_FULL &&
+    BLOOM_EV_EARLY == SEG_EV_EARLY && BLOOM_EV_WIDENED == SEG_EV_WIDENED,
+    "bloom_events passes the segment list's events on as they are");
 
 unsigned
 bloom_events(struct bloom *b)
@@ -968,4 +978,48 @@ uint64_t
 bloom_slot_fill(struct bloom *b, unsigned i, uint64_t *slot_bits)
 {
 	return fill_slot(b, i, slot_bits);
+}
+
+/* ==== The segment list and the file, for filter/ and the front end ==== */
+
+int
+bloom_hold(struct bloom *b)
+{
+	return segments_hold(b);
+}
+
+void
+bloom_unhold(struct bloom *b)
+{
+	segments_unhold(b);
+}
+
+int
+bloom_grow_to(struct bloom *b, unsigned count)
+{
+	return segments_grow_to(b, count);
+}
+
+int
+bloom_read_begin(struct bloom *b)
+{
+	return segments_read_begin(b);
+}
+
+void
+bloom_read_end(struct bloom *b)
+{
+	segments_read_end(b);
+}
+
+void
+bloom_warm(int fd, uint64_t offset, uint64_t len)
+{
+	segments_warm(fd, offset, len);
+}
+
+void
+bloom_forget_claims(int fd)
+{
+	claims_forget(fd);
 }

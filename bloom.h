@@ -12,7 +12,6 @@
 #include "hash.h"
 #include "params.h"
 #include "store/format.h"	/* statuses, struct bloom_header */
-#include "store/segments.h"	/* BLOOM_EV_* */
 
 /* What bloom_add and bloom_test set for a key that a slice does not hold:
  * neither found nor new. */
@@ -21,6 +20,15 @@
 /* What the engine marks a new key with that another adder of the filter
  * has claimed (claims.h): it neither writes nor sets it. */
 #define BLOOM_CLAIMED	3
+
+/* Things an add did that the user should hear of (bloom_events). */
+#define BLOOM_EV_GREW		0x1	/* this process appended a segment */
+#define BLOOM_EV_FULL		0x2	/* it took a fixed filter past its
+					 * capacity */
+#define BLOOM_EV_EARLY		0x4	/* it closed a generation that filled
+					 * before its time */
+#define BLOOM_EV_WIDENED	0x8	/* it gave a generation that filled
+					 * before its time more room */
 
 struct bloom;		/* an open filter */
 struct bloom_pass;		/* a way to visit segments (below) */
@@ -108,7 +116,7 @@ uint64_t bloom_epoch(const struct bloom *b);
  * later of the clock's and the file's; 0 for a filter of another mode. */
 uint64_t bloom_generation(const struct bloom *b);
 
-/* Returns the BLOOM_EV_* flags (store/segments.h) raised since the last
+/* Returns the BLOOM_EV_* flags raised since the last
  * call, and clears them. */
 unsigned bloom_events(struct bloom *b);
 
@@ -294,6 +302,10 @@ void bloom_or(struct bloom *b, unsigned di, const struct bloom *src,
  * with 3 standard deviations of noise, suggests at most the capacity. */
 void bloom_recount(struct bloom *b, unsigned i);
 
+/* Raises the count of keys in segment i of b to count, if it is below
+ * (a union's at least its source's). */
+void bloom_raise(struct bloom *b, unsigned i, uint64_t count);
+
 /* Fills hist[c] with the number of blocks of segment i that have c bits
  * set, c = 0..512, and returns the total number of bits set. */
 uint64_t bloom_fill(struct bloom *b, unsigned i,
@@ -308,5 +320,43 @@ uint64_t bloom_slot_fill(struct bloom *b, unsigned i, uint64_t *slot_bits);
 /* Starts a new generation of a window now, forgetting the oldest.
  * Returns BLOOM_OK or a status. */
 int bloom_rotate(struct bloom *b);
+
+
+/* ==== The segment list and the file, for filter/ and the front end ====
+ * What the layers above need of store/, through the core: store/'s own
+ * headers are private to it (.ci/layers). */
+
+/* Starts the generation of window b that is due, if any, then holds off
+ * its rotation, by this process or any other, until bloom_unhold (adders
+ * go on), and refreshes the list: what a merge checks then stays what it
+ * writes into.  Returns BLOOM_OK or a status; nothing to do for other
+ * modes. */
+int bloom_hold(struct bloom *b);
+
+/* Lets rotation go on after bloom_hold. */
+void bloom_unhold(struct bloom *b);
+
+/* Grows growable filter b to count segments, as adds would.  Returns
+ * BLOOM_OK or a status. */
+int bloom_grow_to(struct bloom *b, unsigned count);
+
+/* Refreshes the list of b for a reader, which may then read any segment
+ * of it until bloom_read_end: no rotation gives a window's room back
+ * meanwhile (adders and rotations go on).  Returns BLOOM_OK or a status;
+ * bloom_read_end is due either way. */
+int bloom_read_begin(struct bloom *b);
+
+/* Ends what bloom_read_begin began. */
+void bloom_read_end(struct bloom *b);
+
+/* Brings the len bytes of the new filter file fd at offset, just
+ * allocated, into the page cache in one pass, before any process maps
+ * them to write.  Advice only: failure changes nothing but speed. */
+void bloom_warm(int fd, uint64_t offset, uint64_t len);
+
+/* Removes the claim table of the filter open as fd, if there is one: for
+ * a filter no adder has open (create -f holds it locked exclusively),
+ * whose table an adder that was killed left.  Best effort. */
+void bloom_forget_claims(int fd);
 
 #endif

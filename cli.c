@@ -25,13 +25,7 @@
 #include "cli/foreign.h"
 #include "cli/msg.h"
 #include "stream/engine.h"
-#include "stream/fields.h"
-#include "filter/merge.h"
-#include "params.h"
-#include "cli/parse.h"
-#include "cli/progress.h"
 #include "lib/quote.h"
-#include "filter/stats.h"
 
 const char *const command_name[NCMD] = {
 	"create", "add", "check", "stats", "rotate", "merge", "fold", "route",

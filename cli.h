@@ -10,8 +10,6 @@
 #include <stdint.h>
 
 #include "bloom.h"
-#include "filter/create.h"
-#include "lib/clock.h"
 #include "lib/output.h"
 
 #ifndef BLOOM_VERSION_STRING
@@ -20,7 +18,6 @@
 
 #define DEFAULT_CAPACITY	1000000
 #define DEFAULT_FPR		0.01
-#define MAX_DERIVED_FPR		0.5	/* -s with -n: the most we accept */
 
 /* Exit statuses, as grep(1) has them. */
 #define EXIT_SELECTED	0

@@ -28,6 +28,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "store/positions.h"
+
 #define OUTPUT_SIZE	(1 << 20)	/* bytes buffered between writes */
 #define URL_MAX		256		/* longest URL we can produce, with room */
 #define DEFAULT_DUP	0.5
@@ -80,23 +82,14 @@ static const struct word extensions[] = {
 static const char usage_text[] =
     "usage: gen-urls N [--dup FRACTION] [--seed S] [--unique-from K]\n";
 
-/* SplitMix64 (Steele, Lea and Flood, 2014): the generator's state walks by
- * a fixed odd gamma and each step is scrambled by this bijective mixer. */
-#define SPLITMIX_GAMMA	0x9e3779b97f4a7c15ULL
-
-static inline uint64_t
-mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
+/* SplitMix64 (Steele, Lea and Flood, 2014), the product's
+ * (store/positions.h): the generator's state walks by a fixed odd gamma
+ * and each step is scrambled by its bijective mixer. */
 static inline uint64_t
 next_random(uint64_t *state)
 {
 	*state += SPLITMIX_GAMMA;
-	return mix64(*state);
+	return splitmix(*state);
 }
 
 /* Picks one of n entries from 5 random bits, favouring the front: the
@@ -156,7 +149,7 @@ static char *
 put_url(char *p, uint64_t id)
 {
 	static const struct word scheme = W("https://");
-	uint64_t h = mix64(id ^ 0x5bd1e9955bd1e995ULL);
+	uint64_t h = splitmix(id ^ 0x5bd1e9955bd1e995ULL);
 
 	p = put(p, &scheme);
 	p = put(p, &hosts[pick_skewed(h, NELEM(hosts))]);

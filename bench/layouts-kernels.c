@@ -17,51 +17,16 @@ gen_bytes(const struct cand *c)
 	return (size_t)c->ngroups * 64;
 }
 
-/* The mask of the key's k positions in a 512-bit block, as store/bits.c
- * draws them: nine bits each from the SplitMix64 sequence seeded with h. */
+/* The mask of the key's k positions in a 512-bit block, as the product
+ * draws them (store/positions.h), on a little-endian host. */
 static inline void
 block_mask(uint64_t h, unsigned k, uint64_t m[LINE_WORDS])
 {
-	uint64_t state = h;
-	unsigned left = k, w;
+	unsigned w;
 
 	for (w = 0; w < LINE_WORDS; w++)
 		m[w] = 0;
-	while (left > 0) {
-		unsigned n = left < 7 ? left : 7;
-		uint64_t b;
-
-		state += GAMMA;
-		b = splitmix(state);
-		left -= n;
-		while (n-- > 0) {
-			m[(b >> 6) & 7] |= (uint64_t)1 << (b & 63);
-			b >>= 9;
-		}
-	}
-}
-
-/* Walks the positions without a mask, as store/bits.c has_bits does. */
-static inline int
-block_has(const uint64_t *blk, uint64_t h, unsigned k)
-{
-	uint64_t state = h, missing = 0;
-	unsigned left = k;
-
-	while (left > 0) {
-		unsigned n = left < 7 ? left : 7;
-		uint64_t b;
-
-		state += GAMMA;
-		b = splitmix(state);
-		left -= n;
-		while (n-- > 0) {
-			missing |= ((uint64_t)1 << (b & 63)) &
-			    ~blk[(b >> 6) & 7];
-			b >>= 9;
-		}
-	}
-	return missing == 0;
+	POSITIONS(h, k, m[word] |= bit);
 }
 
 static inline void
@@ -95,7 +60,7 @@ word_mask(uint64_t h, unsigned k, unsigned width)
 
 	for (i = 0; i < k; i++) {
 		if (have < shift) {
-			state += GAMMA;
+			state += SPLITMIX_GAMMA;
 			b = splitmix(state);
 			have = 64;
 		}
@@ -106,21 +71,18 @@ word_mask(uint64_t h, unsigned k, unsigned width)
 	return m;
 }
 
-/* The key's bit in each of the s slots of an APBF group: offset in the
- * group of slot j's bit, slot j at bits [j w, j w + w). */
+/* The key's bit in each of the s slots of an APBF group, as the product
+ * draws them (store/positions.h): offset in the group of slot j's bit,
+ * slot j at bits [j w, j w + w). */
 static inline void
 apbf_positions(uint64_t h, unsigned s, unsigned w, unsigned pos[POS_MAX])
 {
-	uint64_t state = h, b;
-	unsigned j, t;
+	uint64_t raw[APBF_RAW_MAX];
+	unsigned j;
 
-	for (j = 0; j < s; j += 4) {
-		state += GAMMA;
-		b = splitmix(state);
-		for (t = 0; t < 4; t++, b >>= 16)
-			pos[j + t] = (j + t) * w +
-			    (unsigned)(((b & 0xffff) * w) >> 16);
-	}
+	apbf_draw(h, s, raw);
+	for (j = 0; j < s; j++)
+		pos[j] = apbf_position(raw, j, w);
 }
 
 static inline uint64_t *
@@ -230,7 +192,7 @@ test_key(const struct cand *c, uint64_t h, enum kind kind)
 
 	switch (kind) {
 	case FIXED:
-		return block_has(group_of(c, h), h, k);
+		return has_bits(group_of(c, h), h, k);
 	case SEPARATE:		/* not used: test_sequential */
 	case SEPARATE_ONE:
 	case INTERLEAVED:
@@ -317,7 +279,7 @@ test_sequential(const struct cand *c, const uint64_t *h, size_t n,
 			if (i + ah < n && !found[i + ah])
 				__builtin_prefetch(gen_block(c, g,
 				    mul_high(h[i + ah], c->ngroups)));
-			if (!found[i] && block_has(gen_block(c, g,
+			if (!found[i] && has_bits(gen_block(c, g,
 			    mul_high(h[i], c->ngroups)), h[i], c->hashes))
 				found[i] = 1;
 		}
@@ -340,21 +302,15 @@ apbf_test(const struct cand *c, const uint64_t *h, size_t n)
 
 	for (i = 0; i < n; i++) {
 		const uint64_t *grp = group_of(c, h[i]);
-		uint64_t state = h[i], b = 0, m = 0;
-		unsigned p, base = 0;
+		uint64_t raw[APBF_RAW_MAX], m = 0;
+		unsigned p, pos;
 
 		if (i + ah < n)
 			prefetch_key(c, h[i + ah]);
-		for (p = 0; p < s; p++, base += w) {
-			unsigned pos;
-
-			if (p % 4 == 0) {
-				state += GAMMA;
-				b = splitmix(state);
-			}
-			pos = base + (unsigned)(((b & 0xffff) * w) >> 16);
+		apbf_draw(h[i], s, raw);
+		for (p = 0; p < s; p++) {
+			pos = apbf_position(raw, p, w);
 			m |= ((grp[pos >> 6] >> (pos & 63)) & 1) << p;
-			b >>= 16;
 		}
 		if (cur != 0)
 			m = ((m >> cur) | (m << (s - cur))) & full;
@@ -384,8 +340,7 @@ apbf_found_or_set(const struct cand *c, uint64_t *grp, const uint64_t *raw,
 		return 1;
 	if (add)
 		for (j = 0, p = cur; j < c->hashes; j++) {
-			unsigned at = p * c->width + (unsigned)(((raw[p / 4] >>
-			    (16 * (p % 4)) & 0xffff) * c->width) >> 16);
+			unsigned at = apbf_position(raw, p, c->width);
 
 			grp[at >> 6] |= (uint64_t)1 << (at & 63);
 			if (++p == s)
@@ -408,7 +363,7 @@ __attribute__((target("avx2"))) static size_t
 apbf_simd(const struct cand *c, const uint64_t *h, size_t n, int add)
 {
 	size_t i, hits = 0, ah = ahead(c);
-	unsigned s = c->slots, p, j;
+	unsigned s = c->slots, p;
 	unsigned nraw = (s + 7) / 8 * 2;
 	uint32_t base[RAW_MAX * 4] __attribute__((aligned(32)));
 	const __m256i wv = _mm256_set1_epi32((int)c->width);
@@ -417,17 +372,14 @@ apbf_simd(const struct cand *c, const uint64_t *h, size_t n, int add)
 	for (p = 0; p < RAW_MAX * 4; p++)
 		base[p] = p * c->width;
 	for (i = 0; i < n; i++) {
-		uint64_t *grp = group_of(c, h[i]), state = h[i], m = 0;
+		uint64_t *grp = group_of(c, h[i]), m = 0;
 		uint64_t raw[RAW_MAX];
 		const char *piece = (const char *)raw;
 		__m256i w0, w1, w2, w3;
 
 		if (i + ah < n)
 			prefetch_key(c, h[i + ah]);
-		for (j = 0; j < nraw; j++) {
-			state += GAMMA;
-			raw[j] = splitmix(state);
-		}
+		apbf_draw(h[i], 4 * nraw, raw);
 		w0 = _mm256_loadu_si256((const __m256i *)grp);
 		w1 = _mm256_loadu_si256((const __m256i *)(grp + 4));
 		w2 = w3 = w0;
@@ -475,17 +427,6 @@ apbf_simd(const struct cand *c, const uint64_t *h, size_t n, int add)
 	return hits;
 }
 
-/* SplitMix64 of eight states at once (AVX-512DQ's 64-bit multiply). */
-__attribute__((target("avx512f,avx512dq"))) static inline __m512i
-splitmix8(__m512i z)
-{
-	z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)),
-	    _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ULL));
-	z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)),
-	    _mm512_set1_epi64((long long)0x94d049bb133111ebULL));
-	return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
-}
-
 /*
  * APBF's test and add --new with AVX-512, for groups of two lines: the
  * SplitMix64 outputs of a key are drawn eight at a time (a vector
@@ -500,41 +441,23 @@ apbf_wide(const struct cand *c, const uint64_t *h, size_t n, int add)
 	size_t i, hits = 0, ah = ahead(c);
 	unsigned s = c->slots, j, q;
 	unsigned nq = (s + 15) / 16, nv = (s + 31) / 32;
-	const __m512i wv = _mm512_set1_epi32((int)c->width);
 	const __m512i low5 = _mm512_set1_epi32(31), one = _mm512_set1_epi32(1);
-	const __m512i gamma8 = _mm512_set1_epi64((long long)(8 * GAMMA));
-	__m512i steps = _mm512_set_epi64((long long)(8 * GAMMA),
-	    (long long)(7 * GAMMA), (long long)(6 * GAMMA),
-	    (long long)(5 * GAMMA), (long long)(4 * GAMMA),
-	    (long long)(3 * GAMMA), (long long)(2 * GAMMA), (long long)GAMMA);
-	__m512i base[SLOTS_MAX / 16];
 
-	for (q = 0; q < SLOTS_MAX / 16; q++)
-		base[q] = _mm512_mullo_epi32(_mm512_add_epi32(_mm512_set1_epi32(
-		    (int)(16 * q)), _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9,
-		    8, 7, 6, 5, 4, 3, 2, 1, 0)), wv);
 	for (i = 0; i < n; i++) {
 		uint64_t *grp = group_of(c, h[i]), m = 0;
 		uint64_t raw[SLOTS_MAX / 4] __attribute__((aligned(64)));
 		__m512i lo = _mm512_loadu_si512((const void *)grp);
 		__m512i hi = _mm512_loadu_si512((const void *)(grp + 8));
-		__m512i st = _mm512_add_epi64(_mm512_set1_epi64((long long)h[i]),
-		    steps);
 
 		if (i + ah < n)
 			prefetch_key(c, h[i + ah]);
-		for (j = 0; j < nv; j++) {
-			__m512i r = splitmix8(st);
-
-			_mm512_store_si512((void *)(raw + 8 * j), r);
-			st = _mm512_add_epi64(st, gamma8);
-		}
+		for (j = 0; j < nv; j++)
+			_mm512_store_si512((void *)(raw + 8 * j),
+			    apbf_draw_wide(h[i], 8 * j));
 		for (q = 0; q < nq; q++) {
-			__m512i pos = _mm512_cvtepu16_epi32(_mm256_load_si256(
-			    (const __m256i *)(raw + 4 * q)));
+			__m512i pos = apbf_positions16(_mm256_load_si256(
+			    (const __m256i *)(raw + 4 * q)), 16 * q, c->width);
 
-			pos = _mm512_add_epi32(base[q], _mm512_srli_epi32(
-			    _mm512_mullo_epi32(pos, wv), 16));
 			m |= (uint64_t)_mm512_test_epi32_mask(
 			    _mm512_permutex2var_epi32(lo, _mm512_srli_epi32(pos,
 			    5), hi), _mm512_sllv_epi32(one, _mm512_and_si512(pos,
@@ -546,42 +469,20 @@ apbf_wide(const struct cand *c, const uint64_t *h, size_t n, int add)
 	return hits;
 }
 
-/* The fixed filter's test with AVX-512, as store/wide.c has_bits_wide
- * does it: the seven positions of a SplitMix64 output in seven lanes,
- * each lane's word of the block picked by a permute; add --new sets the
- * bits of a key not found with the scalar block_set. */
+/* The fixed filter's test with AVX-512, the product's (has_bits_wide,
+ * store/positions.h); add --new sets the bits of a key not found with the
+ * scalar block_set. */
 __attribute__((target("avx512f"))) static size_t
 fixed_wide(const struct cand *c, const uint64_t *h, size_t n, int add)
 {
-	const __m512i shift = _mm512_set_epi64(0, 54, 45, 36, 27, 18, 9, 0);
-	const __m512i m511 = _mm512_set1_epi64(511);
-	const __m512i m63 = _mm512_set1_epi64(63), one = _mm512_set1_epi64(1);
 	size_t i, hits = 0, ah = ahead(c);
 
 	for (i = 0; i < n; i++) {
-		uint64_t *blk = group_of(c, h[i]), state = h[i];
-		__m512i words = _mm512_loadu_si512((const void *)blk);
-		__mmask8 missing = 0;
-		unsigned left = c->hashes, t;
+		uint64_t *blk = group_of(c, h[i]);
 
 		if (i + ah < n)
 			prefetch_key(c, h[i + ah]);
-		while (left > 0) {
-			__m512i pos, lack;
-
-			t = left < 7 ? left : 7;
-			state += GAMMA;
-			pos = _mm512_and_si512(_mm512_srlv_epi64(
-			    _mm512_set1_epi64((long long)splitmix(state)),
-			    shift), m511);
-			lack = _mm512_andnot_si512(_mm512_permutexvar_epi64(
-			    _mm512_srli_epi64(pos, 6), words), _mm512_sllv_epi64(
-			    one, _mm512_and_si512(pos, m63)));
-			missing |= _mm512_mask_test_epi64_mask((__mmask8)((1u <<
-			    t) - 1), lack, lack);
-			left -= t;
-		}
-		if (missing == 0)
+		if (has_bits_wide(blk, h[i], c->hashes))
 			hits++;
 		else if (add)
 			block_set(blk, h[i], c->hashes);

@@ -35,7 +35,7 @@
 static inline uint64_t
 key_hash(uint64_t id)
 {
-	return splitmix(id * GAMMA + 0x1234567ULL);
+	return splitmix(id * SPLITMIX_GAMMA + 0x1234567ULL);
 }
 
 /* ==== Timing and randomness ==== */
@@ -58,7 +58,7 @@ static uint64_t rng_state = 42;
 static uint64_t
 rng(void)
 {
-	rng_state += GAMMA;
+	rng_state += SPLITMIX_GAMMA;
 	return splitmix(rng_state);
 }
 

@@ -1,33 +1,21 @@
 /* SPDX-License-Identifier: ISC */
 /* layouts.h: what the three files of bench/layouts share: the
  * candidate layouts, their kernels (layouts-kernels.c) and their math
- * (layouts-math.c). */
+ * (layouts-math.c).  Where a key's bits are is store/positions.h's, the
+ * product's own. */
 #ifndef BENCH_LAYOUTS_H
 #define BENCH_LAYOUTS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define GAMMA		0x9e3779b97f4a7c15ULL
+#include "store/positions.h"	/* the product's draws: mul_high, splitmix,
+				 * a key's bits in either layout */
+
 #define LINE_WORDS	8		/* 64-bit words in a 64-byte line */
-#define SLOTS_MAX	64		/* age-partitioned slots per line group */
+#define SLOTS_MAX	APBF_SLOTS_MAX	/* age-partitioned slots per line group */
 #define POS_MAX		(SLOTS_MAX + 4)	/* positions drawn, in fours */
 #define K_MAX		16		/* hashes the age-partitioned DP allows */
-
-/* SplitMix64 (Steele, Lea and Flood, 2014): a bijective 64-bit mixer. */
-static inline uint64_t
-splitmix(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static inline uint64_t
-mul_high(uint64_t a, uint64_t b)
-{
-	return (uint64_t)(((unsigned __int128)a * b) >> 64);
-}
 
 #define SIMD_AVX2	1	/* the AVX2 test */
 #define SIMD_AVX512	2	/* the AVX-512 test */

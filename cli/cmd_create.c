@@ -22,48 +22,52 @@
 
 #include "cli.h"
 #include "cli/msg.h"
+#include "filter/create.h"
+#include "lib/clock.h"
 #include "cli/report.h"
 #include "stream/engine.h"
-#include "stream/fields.h"
-#include "filter/merge.h"
 #include "filter/fold.h"
 #include "params.h"
 #include "cli/parse.h"
-#include "cli/progress.h"
-#include "lib/quote.h"
 
-#define APBF_ROOM_MAX	3	/* times the blocked layout's room an
-				 * age-partitioned window may take */
+/* ==== create ==== */
 
-/* Sizes a fixed filter's array, or fails with a message; returns 0 or
- * -1. */
+/* Sizes a fixed filter's array, rounded for cut slices if cut is not 0
+ * (store/plan.h), or fails with a message; returns 0 or -1. */
 static int
-solve_fixed(const char *path, struct params *p, enum solve_for what)
+solve_fixed(const char *path, struct params *p, enum solve_for what,
+    uint32_t cut)
 {
-	if (params_solve(p, what) == -1) {
-		if (errno == EFBIG)
-			msg_warn("%s: a filter for %" PRIu64 " items at fpr %g "
-			    "would exceed %" PRIu64 " TiB", path, p->capacity,
-			    p->target_fpr, NBLOCKS_MAX * BLOCK_BYTES >> 40);
-		else if (what == SOLVE_FPR)
-			msg_warn("%s: %" PRIu64 " items would fill %" PRIu64
-			    " bytes completely", path, p->capacity,
-			    p->nblocks * BLOCK_BYTES);
-		else
-			msg_warn("%s: %" PRIu64 " bytes cannot hold one item at "
-			    "fpr %g", path, p->nblocks * BLOCK_BYTES,
-			    p->target_fpr);
-		return -1;
-	}
-	/* A filter that passes most absent keys is not worth a file. */
-	if (what == SOLVE_FPR && p->target_fpr > MAX_DERIVED_FPR) {
+	switch (plan_array(p, what, cut)) {
+	case PLAN_ARRAY_OK:
+		return 0;
+	case PLAN_ARRAY_TOO_BIG:
+		msg_warn("%s: a filter for %" PRIu64 " items at fpr %g "
+		    "would exceed %" PRIu64 " TiB", path, p->capacity,
+		    p->target_fpr, NBLOCKS_MAX * BLOCK_BYTES >> 40);
+		break;
+	case PLAN_ARRAY_OVERFULL:
+		msg_warn("%s: %" PRIu64 " items would fill %" PRIu64
+		    " bytes completely", path, p->capacity,
+		    p->nblocks * BLOCK_BYTES);
+		break;
+	case PLAN_ARRAY_NO_ROOM:
+		msg_warn("%s: %" PRIu64 " bytes cannot hold one item at "
+		    "fpr %g", path, p->nblocks * BLOCK_BYTES,
+		    p->target_fpr);
+		break;
+	case PLAN_ARRAY_RATE_HIGH:
 		msg_warn("%s: %" PRIu64 " items in %" PRIu64 " bytes would give "
 		    "a false-positive rate of %.3g; give a larger -s or a "
 		    "smaller -n", path, p->capacity, p->nblocks * BLOCK_BYTES,
 		    p->target_fpr);
-		return -1;
+		break;
+	case PLAN_ARRAY_SLICES_TOO_BIG:
+		msg_warn("%s: %" PRIu32 " slices would pass %" PRIu64
+		    " TiB", path, cut, NBLOCKS_MAX * BLOCK_BYTES >> 40);
+		break;
 	}
-	return 0;
+	return -1;
 }
 
 /* Says why path could not be created, status s (not BLOOM_OK). */
@@ -89,8 +93,7 @@ create_filter(const char *path, struct bloom_spec *spec, int force)
 	int s;
 
 	spec->created_ms = now_ms();
-	spec->on_wait = tell_create_waits;
-	s = bloom_create(path, spec, force);
+	s = bloom_create(path, spec, force, tell_create_waits);
 	if (s == BLOOM_OK)
 		return 0;
 	if (s == BLOOM_ETOOBIG)
@@ -229,30 +232,25 @@ create_like(const char *path, const char *template, uint32_t slice,
 	return 0;
 }
 
-/*
- * Returns 1, having said why, if the age-partitioned window h that spec
- * plans would take more than APBF_ROOM_MAX times the room of the blocked
- * layout for the same lines and rate: near 64 generations a group's 64
- * slots leave room for few hashes, and the array grows to keep the rate
- * (6470 bits a line at 1 % for 64 generations, against 23).
- */
+/* Returns 1, having said why, if the age-partitioned window h that spec
+ * plans takes too much more room than the blocked layout would
+ * (plan_apbf_too_big): near 64 generations a group's 64 slots leave room
+ * for few hashes, and the array grows to keep the rate (6470 bits a line
+ * at 1 % for 64 generations, against 23). */
 static int
 apbf_too_big(const char *path, const struct bloom_spec *spec,
     const struct bloom_header *h)
 {
-	static struct bloom_header blocked;
-	struct bloom_spec alt = *spec;
+	uint64_t blocked;
 
-	alt.layout = LAYOUT_BLOCKED512;
-	if (bloom_plan(&alt, &blocked) != BLOOM_OK ||
-	    h->file_size <= APBF_ROOM_MAX * blocked.file_size)
+	if (!plan_apbf_too_big(spec, h, &blocked))
 		return 0;
 	msg_warn("%s: an age-partitioned window of %u generations at fpr "
 	    "%g would take %.1f times the room of the blocked layout (%"
 	    PRIu64 " bytes against %" PRIu64 "): few hashes fit in its groups;"
 	    " use --layout blocked, or fewer generations", path,
 	    spec->generations, spec->first.target_fpr, (double)h->file_size /
-	    (double)blocked.file_size, h->file_size, blocked.file_size);
+	    (double)blocked, h->file_size, blocked);
 	return 1;
 }
 
@@ -270,7 +268,7 @@ check_plan(const char *path, const struct bloom_spec *spec, int dry_run)
 	FILE *report;
 	int s;
 
-	if ((s = bloom_plan(spec, &h)) != BLOOM_OK) {
+	if ((s = plan_filter(spec, &h)) != BLOOM_OK) {
 		if (!dry_run)
 			return 0;	/* create_filter says why */
 		msg_warn("%s: %s", path, bloom_strerror(s));
@@ -321,8 +319,8 @@ create_slice(const char *path, struct bloom_spec *spec, uint32_t slice,
 	int s;
 
 	spec->created_ms = dry_run ? 0 : now_ms();
-	if ((s = bloom_plan(spec, &h)) == BLOOM_OK)
-		s = bloom_plan_slice(&h, slice, slices);
+	if ((s = plan_filter(spec, &h)) == BLOOM_OK)
+		s = plan_slice(&h, slice, slices);
 	if (s != BLOOM_OK) {
 		msg_warn("%s: %s", path, bloom_strerror(s));
 		return EXIT_TROUBLE;
@@ -347,36 +345,6 @@ create_slice(const char *path, struct bloom_spec *spec, uint32_t slice,
 		return EXIT_TROUBLE;
 	}
 	return 0;
-}
-
-/* Counts of slices that a filter made with --slices n can also be cut
- * into, when rounding up to them costs little: 720720 is divisible by
- * every count up to 16, 5040 by those up to 10, and so on. */
-static const uint64_t also_slices[] = { 720720, 5040, 240, 48, 16, 8, 4, 2 };
-
-/*
- * Returns nblocks rounded up to a multiple of cut, and of the first of
- * also_slices whose multiple adds at most 1% to the blocks, so that the
- * filter can later be cut again into that many slices (create --like
- * slice --slice j/m).  More blocks only lower the rate.
- */
-static uint64_t
-round_for_slices(uint64_t nblocks, uint32_t cut)
-{
-	uint64_t a, b, t, unit, up;
-	size_t i;
-
-	for (i = 0; i < sizeof also_slices / sizeof also_slices[0]; i++) {
-		/* unit = lcm(cut, also_slices[i]), below 2^52. */
-		for (a = cut, b = also_slices[i]; b != 0; t = a % b, a = b,
-		    b = t)
-			;
-		unit = cut / a * also_slices[i];
-		up = (nblocks + unit - 1) / unit * unit;
-		if (up - nblocks <= nblocks / 100)
-			return up;
-	}
-	return (nblocks + cut - 1) / cut * cut;
 }
 
 int
@@ -614,16 +582,8 @@ cmd_create(int argc, char **argv)
 			p->nblocks = size / BLOCK_BYTES;
 			what = have_n ? SOLVE_FPR : SOLVE_CAPACITY;
 		}
-		if (solve_fixed(argv[0], p, what) == -1)
+		if (solve_fixed(argv[0], p, what, cut) == -1)
 			return finish(EXIT_TROUBLE);
-		if (cut != 0)
-			p->nblocks = round_for_slices(p->nblocks, cut);
-		if (cut != 0 && p->nblocks > NBLOCKS_MAX) {
-			msg_warn("%s: %" PRIu32 " slices would pass %" PRIu64
-			    " TiB", argv[0], cut,
-			    NBLOCKS_MAX * BLOCK_BYTES >> 40);
-			return finish(EXIT_TROUBLE);
-		}
 	}
 	if (slices != 0)
 		return finish(create_slice(argv[0], &spec, slice, slices,
@@ -635,6 +595,7 @@ cmd_create(int argc, char **argv)
 	return finish(0);
 }
 
+/* ==== fold: a smaller filter, written as create writes ==== */
 
 /* Says why the filter at path cannot be folded as fp asked. */
 static void

@@ -22,12 +22,7 @@
 #include "cli/msg.h"
 #include "cli/report.h"
 #include "stream/engine.h"
-#include "stream/fields.h"
 #include "filter/merge.h"
-#include "params.h"
-#include "cli/parse.h"
-#include "cli/progress.h"
-#include "lib/quote.h"
 #include "filter/stats.h"
 
 int

@@ -21,14 +21,14 @@
 
 #include "cli.h"
 #include "cli/msg.h"
+#include "filter/create.h"
+#include "lib/clock.h"
 #include "cli/report.h"
 #include "stream/engine.h"
 #include "stream/fields.h"
-#include "filter/merge.h"
 #include "params.h"
 #include "cli/parse.h"
 #include "cli/progress.h"
-#include "lib/quote.h"
 #include "stream/union.h"
 
 static const char *
@@ -336,8 +336,8 @@ open_for_add(struct bloom **bp, const char *path, int may_create,
 		    want->target_fpr : DEFAULT_FPR;
 		spec.seed = random_seed();
 		spec.created_ms = now_ms();
-		s = bloom_create(path, &spec, 0);
-		if (s == BLOOM_OK && bloom_plan(&spec, &h) == BLOOM_OK)
+		s = bloom_create(path, &spec, 0, NULL);
+		if (s == BLOOM_OK && plan_filter(&spec, &h) == BLOOM_OK)
 			msg_warn("%s: created growable, for %" PRIu64 " items "
 			    "at first, at fpr %g (%" PRIu64 " bytes); "
 			    "--no-create or BLOOM_NO_CREATE=1 turns this off",

@@ -15,7 +15,7 @@
 
 #include "lib/output.h"
 #include "lib/quote.h"
-#include "store/segments.h"
+#include "store/plan.h"
 #include "filter/stats.h"
 #include "cli.h"
 #include "cli/msg.h"
@@ -240,7 +240,7 @@ report_stats_text(FILE *fp, const char *path, const struct bloom_header *h,
 
 /* Returns the length of the well-formed UTF-8 sequence at s, or 0. */
 static size_t
-utf8_length(const unsigned char *s)
+json_utf8_length(const unsigned char *s)
 {
 	size_t len, i;
 	unsigned min, cp;
@@ -277,7 +277,7 @@ json_string(FILE *fp, const char *str)
 
 	putc('"', fp);
 	while (*s != '\0') {
-		size_t len = utf8_length(s);
+		size_t len = json_utf8_length(s);
 
 		if (len == 0) {
 			fputs("\\ufffd", fp);
@@ -425,7 +425,7 @@ report_plan(FILE *fp, const char *path, const struct bloom_header *h)
 	offset = h->file_size;
 	for (i = (unsigned)h->nsegments; h->mode == MODE_GROW && i < 4 &&
 	    i < h->slots; i++) {
-		if (segments_plan(h, i, offset, &next) != BLOOM_OK)
+		if (plan_segment(h, i, offset, &next) != BLOOM_OK)
 			break;
 		fprintf(fp, "  %u, when the one before fills: ", i);
 		print_planned(fp, "", &next);

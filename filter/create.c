@@ -22,8 +22,6 @@
 #include <unistd.h>
 
 #include "filter/create.h"
-#include "store/claims.h"
-#include "store/segments.h"
 
 /* Bytes of a hidden temporary name, ".bloom-" 16 hex digits ".tmp". */
 #define TEMP_NAME_SIZE	32
@@ -197,20 +195,20 @@ link_unnamed(const struct place *pl, int fd, const char *name)
 	return linkat(fd, "", pl->dir, name, AT_EMPTY_PATH);
 }
 
-static int
-write_all(int fd, const unsigned char *buf, size_t len, off_t off)
+int
+write_at(int fd, const unsigned char *buf, size_t len, uint64_t off)
 {
-	while (len > 0) {
-		ssize_t n = pwrite(fd, buf, len, off);
+	ssize_t put;
 
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
+	while (len > 0) {
+		put = pwrite(fd, buf, len, (off_t)off);
+		if (put == -1 && errno == EINTR)
+			continue;
+		if (put == -1)
 			return -1;
-		}
-		buf += n;
-		len -= (size_t)n;
-		off += n;
+		buf += put;
+		len -= (size_t)put;
+		off += (uint64_t)put;
 	}
 	return 0;
 }
@@ -230,7 +228,7 @@ write_all(int fd, const unsigned char *buf, size_t len, off_t off)
 static void
 warm_cache(int fd, uint64_t size)
 {
-	segments_warm(fd, 0, size);
+	bloom_warm(fd, 0, size);
 }
 
 /* Allocates the whole file of h and writes its header and table. */
@@ -253,7 +251,7 @@ fill_new(int fd, const struct bloom_header *h)
 	for (i = 0; i < h->slots; i++)
 		format_slot_build(head + V2_HEADER_SIZE + i * SLOT_SIZE, i,
 		    &h->seg[i]);
-	e = write_all(fd, head, (size_t)h->data_offset, 0);
+	e = write_at(fd, head, (size_t)h->data_offset, 0);
 	free(head);
 	if (e == -1 || fsync(fd) == -1)
 		return -1;
@@ -340,7 +338,7 @@ open_old(const struct place *pl, int *old, struct stat *st)
 
 /*
  * Waits for an exclusive lock on the old file: until no add, check or
- * stats uses it.  Says so through spec->on_wait after a second.  A file
+ * stats uses it.  Says so through on_wait after a second.  A file
  * opened without read or write permission cannot be locked: nobody else
  * can have it open through bloom either but from before a chmod.  Returns
  * 0, or -1 with errno set.
@@ -398,7 +396,7 @@ publish(int fd, struct place *pl, int force, int old, const char *path,
 	/* No adder has the old file open: a claim table it has is one an
 	 * adder killed left, and no adder will open that file again. */
 	if (rc == 0 && old >= 0 && (fcntl(old, F_GETFL) & O_PATH) == 0)
-		claims_forget(old);
+		bloom_forget_claims(old);
 	return rc;
 }
 
@@ -441,132 +439,15 @@ resolve(const char *path, char *where)
 }
 
 int
-bloom_plan(const struct bloom_spec *spec, struct bloom_header *h)
-{
-	uint64_t offset;
-	unsigned i, made;
-	int s;
-
-	memset(h, 0, sizeof *h);
-	h->version = FORMAT_V2;
-	h->header_size = V2_HEADER_SIZE;
-	h->layout = spec->mode == MODE_WINDOW && spec->layout == LAYOUT_APBF ?
-	    LAYOUT_APBF : LAYOUT_BLOCKED512;
-	h->hash_id = HASH_XXH3_64;
-	h->seed = spec->seed;
-	h->mode = spec->mode;
-	h->capacity = spec->first.capacity;
-	h->target_fpr = spec->first.target_fpr;
-	h->created_ms = spec->created_ms;
-	switch (spec->mode) {
-	case MODE_FIXED:
-		h->slots = 1;
-		break;
-	case MODE_GROW:
-		h->slots = SEGMENTS_MAX;
-		h->growth = spec->growth;
-		h->ratio = GROW_TIGHTENING;
-		break;
-	case MODE_WINDOW:
-		h->slots = spec->generations;
-		h->window_ms = spec->window_ms;
-		h->max_bytes = spec->max_bytes;
-		h->flags = spec->flags;
-		break;
-	}
-	h->data_offset = format_data_offset(h->slots);
-	made = spec->mode == MODE_GROW ? 1 : h->slots;
-	offset = h->data_offset;
-	for (i = 0; i < made; i++) {
-		if (spec->mode == MODE_FIXED) {
-			h->seg[0].nblocks = spec->first.nblocks;
-			h->seg[0].hashes = spec->first.hashes;
-			h->seg[0].capacity = spec->first.capacity;
-			h->seg[0].target_fpr = spec->first.target_fpr;
-			h->seg[0].offset = offset;
-		} else if (h->layout == LAYOUT_APBF && i > 0) {
-			/* The generations share the first one's array, which
-			 * takes a search over k to size. */
-			h->seg[i] = h->seg[0];
-		} else if ((s = segments_plan(h, i, offset, &h->seg[i])) !=
-		    BLOOM_OK)
-			return s;
-		h->seg[i].stamp = spec->mode == MODE_WINDOW ?
-		    (i == 0 ? 1 : 0) : h->created_ms;
-		h->file_size = format_segment_end(&h->seg[i]);
-		offset = format_next_offset(&h->seg[i]);
-	}
-	h->nsegments = made;
-	return BLOOM_OK;
-}
-
-int
-bloom_create(const char *path, const struct bloom_spec *spec, int force)
+bloom_create(const char *path, const struct bloom_spec *spec, int force,
+    void (*on_wait)(const char *))
 {
 	struct bloom_header h;
 	int s;
 
-	if ((s = bloom_plan(spec, &h)) != BLOOM_OK)
+	if ((s = plan_filter(spec, &h)) != BLOOM_OK)
 		return s;
-	return bloom_create_header(path, &h, force, spec->on_wait);
-}
-
-/* Lays out h's segments from its data offset on, each on a page; the
- * generations of an age-partitioned window on one. */
-static void
-lay_out(struct bloom_header *h)
-{
-	uint64_t offset = h->data_offset;
-	unsigned i;
-
-	for (i = 0; i < h->nsegments; i++) {
-		if (h->layout == LAYOUT_APBF && i > 0 && i < h->slots)
-			offset = h->data_offset;
-		h->seg[i].offset = offset;
-		h->file_size = format_segment_end(&h->seg[i]);
-		offset = format_next_offset(&h->seg[i]);
-	}
-}
-
-/* Turns h, a slice, into the header of its whole filter: the blocks of
- * the whole, and the keys of all the slices (each was given its share,
- * rounded up, so this may pass the whole's own count by less than one a
- * slice). */
-static void
-unslice(struct bloom_header *h)
-{
-	uint64_t capacity = h->capacity;
-
-	capacity = capacity > UINT64_MAX / h->slices ? UINT64_MAX :
-	    capacity * h->slices;
-	h->seg[0].nblocks = h->whole_nblocks;
-	h->capacity = h->seg[0].capacity = capacity;
-	h->slice = h->slices = 0;
-	h->whole_nblocks = 0;
-}
-
-int
-bloom_plan_slice(struct bloom_header *h, uint32_t slice, uint32_t slices)
-{
-	if (h->mode != MODE_FIXED)
-		return BLOOM_ESLICE_MODE;
-	if (h->slices != 0)
-		unslice(h);
-	if (h->seg[0].nblocks % slices != 0 || h->seg[0].nblocks < slices)
-		return BLOOM_ESLICE_DIVIDE;
-	/* One slice of one is the whole filter. */
-	if (slices > 1) {
-		h->slice = slice;
-		h->slices = slices;
-		h->whole_nblocks = h->seg[0].nblocks;
-		h->seg[0].nblocks /= slices;
-		/* A slice holds its share of the keys. */
-		h->capacity = h->capacity / slices +
-		    (h->capacity % slices != 0);
-		h->seg[0].capacity = h->capacity;
-	}
-	lay_out(h);
-	return BLOOM_OK;
+	return bloom_create_header(path, &h, force, on_wait);
 }
 
 int
@@ -590,8 +471,8 @@ bloom_plan_like(const struct bloom *tmpl, uint32_t slice, uint32_t slices,
 	}
 	h->data_offset = format_data_offset(h->slots);
 	if (slices != 0)
-		return bloom_plan_slice(h, slice, slices);
-	lay_out(h);
+		return plan_slice(h, slice, slices);
+	plan_lay_out(h);
 	return BLOOM_OK;
 }
 

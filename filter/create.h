@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
-/* create.h: interface of create.c, making filter files: sizing every
- * segment of a new filter, and writing it atomically. */
+/* create.h: interface of create.c, making filter files atomically, as
+ * store/plan.h sizes them. */
 #ifndef BLOOM_CREATE_H
 #define BLOOM_CREATE_H
 
@@ -8,30 +8,7 @@
 
 #include "bloom.h"
 #include "store/format.h"
-#include "params.h"
-
-/* What a v2 create makes: the header fields of the mode, and the first
- * segment's sizing for a fixed filter. */
-struct bloom_spec {
-	enum filter_mode mode;	/* fixed, grow or window */
-	struct params first;	/* fixed: the whole array; grow: the first
-				 * segment's capacity and the filter's
-				 * rate; window: capacity per window and
-				 * the filter's rate */
-	double growth;		/* grow: capacity factor F */
-	unsigned generations;	/* window: G */
-	uint32_t layout;	/* window: LAYOUT_APBF for the
-				 * age-partitioned layout; else blocked */
-	uint64_t window_ms;	/* window: length, 0 if rotated by hand */
-	uint64_t max_bytes;	/* window: bytes its file may grow to as
-				 * generations grow; 0 for no limit */
-	uint32_t flags;		/* window: WINDOW_* flags (format.h) */
-	uint64_t seed;		/* hash seed */
-	uint64_t created_ms;	/* now, in ms since 1970 */
-	void (*on_wait)(const char *path);	/* if set, called once when
-				 * create -f has waited a second for the
-				 * users of the file it replaces */
-};
+#include "store/plan.h"
 
 /* Creates the filter file path for spec, fully allocated, atomically: the
  * file appears whole or not at all.  Unless force, an existing path is
@@ -39,15 +16,12 @@ struct bloom_spec {
  * only a filter (BLOOM_ENOTREG, BLOOM_ESHORT or BLOOM_EMAGIC otherwise;
  * errno EISDIR for a directory), keeping its mode and group, and the
  * file a symbolic link leads to rather than the link (BLOOM_EDANGLING if
- * it leads to nothing).  Returns BLOOM_OK, or
+ * it leads to nothing).  Calls on_wait (unless NULL) once if it has
+ * waited a second for the users of the file it replaces.  Returns BLOOM_OK, or
  * BLOOM_ERRNO with errno set, or the status of a spec that cannot be
  * sized. */
-int bloom_create(const char *path, const struct bloom_spec *spec, int force);
-
-/* Computes the header and segment table that bloom_create would write for
- * spec, into h (h->file_size is the file's size).  Returns BLOOM_OK, or
- * BLOOM_ERRNO with errno EINVAL or EFBIG as params_solve. */
-int bloom_plan(const struct bloom_spec *spec, struct bloom_header *h);
+int bloom_create(const char *path, const struct bloom_spec *spec, int force,
+    void (*on_wait)(const char *path));
 
 /* Writes the header, for bloom_create_header, of an empty filter like
  * tmpl: its seed, mode, geometry and segments, generations lined up; if
@@ -56,12 +30,6 @@ int bloom_plan(const struct bloom_spec *spec, struct bloom_header *h);
  * whole).  Returns BLOOM_OK, BLOOM_ESLICE_MODE or BLOOM_ESLICE_DIVIDE. */
 int bloom_plan_like(const struct bloom *tmpl, uint32_t slice,
     uint32_t slices, struct bloom_header *h);
-
-/* Makes h, the header of a fixed filter, whole or a slice, that of slice
- * slice (< slices) of slices of its whole filter, laid out anew.  Returns
- * BLOOM_OK, BLOOM_ESLICE_MODE or BLOOM_ESLICE_DIVIDE. */
-int bloom_plan_slice(struct bloom_header *h, uint32_t slice,
-    uint32_t slices);
 
 /* Creates the filter file path with the header and segments of h, as
  * bloom_create does. */
@@ -83,5 +51,9 @@ int bloom_create_filled(const char *path, const struct bloom_header *h,
  * file system path would be created in.  Returns 0, or -1 with errno
  * set. */
 int bloom_free_space(const char *path, uint64_t *free_bytes);
+
+/* Writes the len bytes of buf to fd at offset off, however many pwrite(2)s
+ * it takes.  Returns 0, or -1 with errno set. */
+int write_at(int fd, const unsigned char *buf, size_t len, uint64_t off);
 
 #endif

@@ -277,25 +277,6 @@ read_all(int fd, unsigned char *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-/* Writes len bytes of buf to fd at off. */
-static int
-write_all(int fd, const unsigned char *buf, size_t len, uint64_t off)
-{
-	ssize_t put;
-
-	while (len > 0) {
-		put = pwrite(fd, buf, len, (off_t)off);
-		if (put == -1 && errno == EINTR)
-			continue;
-		if (put == -1)
-			return -1;
-		buf += put;
-		len -= (size_t)put;
-		off += (uint64_t)put;
-	}
-	return 0;
-}
-
 /* What fill_folded needs: the source and the plan. */
 struct fold_job {
 	struct bloom *b;		/* the filter folded */
@@ -327,7 +308,7 @@ fold_segment(struct fold_job *job, unsigned i, int fd)
 			 * block of it in its place. */
 			o = (at + j) / u / n * u + (at + j) % u;
 			if (o - out_lo == OUT_BLOCKS) {
-				if (write_all(fd, job->out, OUT_BLOCKS *
+				if (write_at(fd, job->out, OUT_BLOCKS *
 				    BLOCK_BYTES, to->offset + out_lo *
 				    BLOCK_BYTES) == -1)
 					return BLOOM_ERRNO;
@@ -339,7 +320,7 @@ fold_segment(struct fold_job *job, unsigned i, int fd)
 				    job->in[j * BLOCK_BYTES + k];
 		}
 	}
-	if (write_all(fd, job->out, (size_t)((to->nblocks - out_lo) *
+	if (write_at(fd, job->out, (size_t)((to->nblocks - out_lo) *
 	    BLOCK_BYTES), to->offset + out_lo * BLOCK_BYTES) == -1)
 		return BLOOM_ERRNO;
 	return BLOOM_OK;

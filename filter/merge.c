@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "filter/merge.h"
-#include "store/segments.h"
+#include "store/plan.h"
 
 static int
 differ(struct merge_mismatch *mm, const char *field, const char *fmt,
@@ -171,7 +171,7 @@ check_growth(const struct bloom *t, const struct bloom *s,
 
 	offset = format_next_offset(&th->seg[bloom_nsegments(t) - 1]);
 	for (i = bloom_nsegments(t); i < bloom_nsegments(s); i++) {
-		if (segments_plan(th, i, offset, &next) != BLOOM_OK)
+		if (plan_segment(th, i, offset, &next) != BLOOM_OK)
 			return refuse(mm, "the target cannot grow to the "
 			    "source's segments");
 		b = &bloom_header(s)->seg[i];
@@ -255,13 +255,13 @@ merge_check(const struct bloom *t, const struct bloom *s,
 int
 merge_begin(struct bloom *t)
 {
-	return segments_hold(t);
+	return bloom_hold(t);
 }
 
 void
 merge_end(struct bloom *t)
 {
-	segments_unhold(t);
+	bloom_unhold(t);
 }
 
 int
@@ -272,7 +272,7 @@ merge_into(struct bloom *t, const struct bloom *s)
 	int st;
 
 	if (bloom_header(t)->mode == MODE_GROW && bloom_nsegments(t) < n) {
-		if ((st = segments_grow_to(t, n)) != BLOOM_OK)
+		if ((st = bloom_grow_to(t, n)) != BLOOM_OK)
 			return st;
 		for (i = 0; i < n; i++)
 			if (same_segment(t, s, i, &mm) == -1)
@@ -288,7 +288,7 @@ merge_into(struct bloom *t, const struct bloom *s)
 		bloom_or(t, 0, s, 0);
 		for (i = 0; i < n; i++)
 			if (bloom_is_live(s, i))
-				segments_raise(t, i, bloom_inserted(s, i));
+				bloom_raise(t, i, bloom_inserted(s, i));
 		return BLOOM_OK;
 	}
 	for (i = 0; i < n; i++) {

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "filter/stats.h"
-#include "store/segments.h"
 
 const char *
 stats_mode_name(uint32_t m)
@@ -102,8 +101,8 @@ stats_compute(struct bloom *b, uint64_t file_size, struct filter_stats *st)
 	memset(st, 0, sizeof *st);
 	/* Every segment is read, the expired ones too, which a rotation
 	 * would otherwise give back meanwhile. */
-	if ((s = segments_read_begin(b)) != BLOOM_OK) {
-		segments_read_end(b);
+	if ((s = bloom_read_begin(b)) != BLOOM_OK) {
+		bloom_read_end(b);
 		return s;
 	}
 	st->bytes = file_size;
@@ -166,6 +165,6 @@ stats_compute(struct bloom *b, uint64_t file_size, struct filter_stats *st)
 	 * sized for and the rate shows it. */
 	st->over_capacity = st->estimated_fpr > h->target_fpr &&
 	    (h->mode != MODE_FIXED || st->inserted > st->capacity);
-	segments_read_end(b);
+	bloom_read_end(b);
 	return BLOOM_OK;
 }

@@ -266,7 +266,7 @@ visit_window(struct sweep *w, const struct segment *s, const uint64_t *hashes,
  * windows.
  */
 static size_t
-visit(void *arg, const struct segment *s, const uint64_t *hashes,
+visit_segment(void *arg, const struct segment *s, const uint64_t *hashes,
     const uint32_t *idx, size_t m, int add, unsigned char *res)
 {
 	struct sweep *w = arg;
@@ -358,7 +358,7 @@ visit(void *arg, const struct segment *s, const uint64_t *hashes,
 
 /* The write-back error of the visits since the last call (bloom_pass_end_fn). */
 static int
-pass_end(void *arg)
+sweep_end(void *arg)
 {
 	struct sweep *w = arg;
 	int err = w->write_error;
@@ -375,8 +375,8 @@ sweep_pass(struct sweep *w, const struct bloom *b)
 	w->fd = bloom_fd(b);
 	w->sparse = bloom_sparse(b);
 	w->write_error = 0;
-	v.visit = visit;
-	v.end = pass_end;
+	v.visit = visit_segment;
+	v.end = sweep_end;
 	v.arg = w;
 	v.idx = w->todo;
 	v.found = w->found;

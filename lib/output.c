@@ -122,7 +122,7 @@ pipe_piece(const struct output *out, const unsigned char *p, size_t len)
 /* Writes the len bytes of p whole, however many write(2)s it takes; open
  * is the signal mask to wait with at a line's end for room in a pipe. */
 static int
-write_all(struct output *out, const unsigned char *p, size_t len,
+write_fully(struct output *out, const unsigned char *p, size_t len,
     const sigset_t *open)
 {
 	while (len > 0) {
@@ -171,9 +171,9 @@ write_whole(struct output *out, const unsigned char *p, size_t len,
 	sigaddset(&held, SIGINT);
 	sigaddset(&held, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &held, &old);
-	rc = write_all(out, p, len, &old);
+	rc = write_fully(out, p, len, &old);
 	if (rc == 0)
-		rc = write_all(out, p2, len2, &old);
+		rc = write_fully(out, p2, len2, &old);
 	e = errno;
 	/* A signal that came meanwhile is delivered here. */
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -2,7 +2,8 @@
  * The generations of an age-partitioned window (LAYOUT_APBF): the sizing
  * of its one array, which slot holds which generation and which count for
  * a reader, and which slots a rotation empties.  segments.c calls these
- * where a window of the blocked layout uses one segment per generation.
+ * where a window of the blocked layout uses one segment per generation;
+ * the layout's table (layout.h) ends the file, over apbf.c's kernels.
  *
  * Generation g's slot is slot (-g) mod s of every group, so the slot of age
  * a at generation E is (a - E) mod s, and a rotation to E empties one slot
@@ -22,6 +23,8 @@
 #include "store/apbf.h"
 #include "store/format.h"
 #include "store/handle.h"
+#include "store/layout.h"
+#include "store/positions.h"
 
 /* The ages that count at generation epoch, the file's newest being
  * file_epoch, given the stamps of the gens generations' entries: those of
@@ -45,28 +48,6 @@ counting_ages(uint64_t epoch, uint64_t file_epoch, unsigned gens,
 		ages |= (uint64_t)1 << a;
 	}
 	return ages;
-}
-
-/* Sizes the generations of an age-partitioned window h (format.c): all
- * one array at the data offset, each entry a generation's share of the
- * capacity, at the window's rate. */
-int
-ages_plan(const struct bloom_header *h, struct segment_info *s)
-{
-	struct apbf_params a;
-
-	if (params_apbf_size(h->capacity, h->target_fpr, h->slots, &a) == -1)
-		return BLOOM_ETOOBIG;
-	memset(s, 0, sizeof *s);
-	s->offset = h->data_offset;
-	s->nblocks = a.ngroups * APBF_GROUP_BLOCKS;
-	s->hashes = a.hashes;
-	s->capacity = h->capacity / (h->slots - 1) +
-	    (h->capacity % (h->slots - 1) != 0);
-	s->target_fpr = h->target_fpr;
-	if (s->nblocks * BLOCK_BYTES > FORMAT_FILE_MAX - s->offset)
-		return BLOOM_ETOOBIG;
-	return BLOOM_OK;
 }
 
 /* Sets the view of an age-partitioned window's generations as of the
@@ -145,3 +126,110 @@ ages_clear(struct bloom *b, uint64_t start, uint64_t from, uint64_t to)
 			mask |= (uint64_t)1 << apbf_slot_of(e, v->slots);
 	apbf_clear(v, mask);
 }
+
+/* ==== The age-partitioned layout's table (layout.h), over apbf.c's
+ * kernels ==== */
+
+/* A generation of window h: the view of its array, which ages.c turns
+ * to the generation now at each refresh. */
+static void
+layout_attach(struct segment *s, const struct bloom_header *h)
+{
+	memset(&s->apbf, 0, sizeof s->apbf);
+	s->apbf.bits = s->bits;
+	s->apbf.ngroups = s->info.nblocks / APBF_GROUP_BLOCKS;
+	s->apbf.hashes = s->info.hashes;
+	s->apbf.slots = s->info.hashes + h->slots - 1;
+	s->apbf.width = APBF_GROUP_BITS / s->apbf.slots;
+}
+
+static uint64_t
+layout_block(const struct segment *s, uint64_t h)
+{
+	return mul_high(h, s->apbf.ngroups) * APBF_GROUP_BLOCKS;
+}
+
+static void
+layout_test(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *found)
+{
+	apbf_test(&s->apbf, hashes, idx, m, found);
+}
+
+/* The view of a copy of s's array from block first on, in buf: its
+ * groups where the array's would be if buf were its part from first on.
+ * Only the groups of the copy are read through it; the address of group
+ * 0 is worked out as an integer, without a pointer outside buf, so that
+ * a key costs what it costs against the mapping. */
+static struct apbf_view
+copy_view(const struct segment *s, const unsigned char *buf, uint64_t first)
+{
+	struct apbf_view v = s->apbf;
+
+	v.bits = (unsigned char *)((uintptr_t)buf -
+	    (uintptr_t)(first * BLOCK_BYTES));
+	return v;
+}
+
+static void
+layout_test_copy(const struct segment *s, const unsigned char *buf,
+    uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
+    unsigned char *found)
+{
+	struct apbf_view v = copy_view(s, buf, first);
+
+	apbf_test(&v, hashes, idx, m, found);
+}
+
+static void
+layout_held_copy(const struct segment *s, const unsigned char *buf,
+    uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
+    unsigned char *held)
+{
+	struct apbf_view v = copy_view(s, buf, first);
+
+	apbf_held(&v, hashes, idx, m, held);
+}
+
+static size_t
+layout_add(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *isnew, int alone)
+{
+	return apbf_add(&s->apbf, hashes, idx, m, isnew, alone);
+}
+
+static void
+layout_set(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, int alone)
+{
+	apbf_set(&s->apbf, hashes, idx, m, alone);
+}
+
+static uint64_t
+layout_slot_fill(const struct segment *s, uint64_t stamp,
+    uint64_t *slot_bits)
+{
+	*slot_bits = s->apbf.ngroups * s->apbf.width;
+	if (stamp == 0)
+		return 0;
+	return apbf_slot_bits(&s->apbf, apbf_slot_of(stamp - 1,
+	    s->apbf.slots));
+}
+
+/* A window's generations are the slots of one array, mapped once by its
+ * first and tested once for all; a key's bits span a group of two
+ * blocks; an add tests the k newest slots, not the ages a test counts. */
+const struct layout layout_apbf = {
+	.attach = layout_attach,
+	.block = layout_block,
+	.test = layout_test,
+	.test_copy = layout_test_copy,
+	.held_copy = layout_held_copy,
+	.add = layout_add,
+	.set = layout_set,
+	.slot_fill = layout_slot_fill,
+	.unit_blocks = APBF_GROUP_BLOCKS,
+	.shared = 1,
+	.probes = 0,
+	.populate_writes = 1,
+};

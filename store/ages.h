@@ -1,21 +1,14 @@
 /* SPDX-License-Identifier: ISC */
 /* ages.h: interface of ages.c, the generations of an age-partitioned
- * window: sizing its array, following which slots hold which generation,
+ * window: following which slots hold which generation,
  * and emptying them at rotation.  For segments.c. */
 #ifndef BLOOM_AGES_H
 #define BLOOM_AGES_H
 
 #include <stdint.h>
 
-#include "store/format.h"
-
 struct bloom;
 struct segment;
-
-/* Sizes the entry of every generation of an age-partitioned window whose
- * header fields (capacity, target_fpr, slots, data_offset) are in h.
- * Returns BLOOM_OK, or BLOOM_ETOOBIG if no layout fits. */
-int ages_plan(const struct bloom_header *h, struct segment_info *s);
 
 /* Sets the view (store/apbf.h) of b's generations as of b->epoch, the
  * file's newest generation being file_epoch, after the list is mapped. */

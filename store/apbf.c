@@ -4,27 +4,20 @@
  * and why the layout is so; store/ages.c keeps which generation each slot
  * holds, which count for a reader, and when slots are emptied.
  *
- * A key's group is chosen by multiply-shift of its hash, as a block is.
- * Its bit in slot j is j w + (piece_j w >> 16), piece_j the j-th 16-bit
- * piece of the SplitMix64 sequence seeded with the hash, four to a word:
- * independent of the group and of each other.  Bit i of a group is bit
+ * Where a key's bits are is store/positions.h's.  Bit i of a group is bit
  * i % 8 of its byte i / 8, so an array reads the same on any host.
  */
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
+#include "params.h"
+#include "store/apbf.h"
+#include "store/positions.h"
+
+#ifdef POSITIONS_WIDE
 #define APBF_WIDE	/* AVX-512 test, chosen at run time */
 #endif
 
-#include "params.h"
-#include "store/apbf.h"
-#include "store/kernel.h"
-#include "store/layout.h"
-
 #define GROUP_WORDS	(APBF_GROUP_BITS / 64)	/* words in a group */
-#define RAW_MAX		(APBF_SLOTS_MAX / 4)	/* SplitMix64 words a key
-						 * draws, at most */
 #define AHEAD		32	/* keys whose groups load ahead */
 
 unsigned
@@ -54,29 +47,6 @@ group_of(const struct apbf_view *v, uint64_t h)
 		__builtin_prefetch(g_ + BLOCK_BYTES);			\
 } while (0)
 
-/* Draws the SplitMix64 words whose 16-bit pieces place the key's bit in
- * each of the s slots. */
-static inline void
-draw(uint64_t h, unsigned s, uint64_t raw[RAW_MAX])
-{
-	uint64_t state = h;
-	unsigned i;
-
-	for (i = 0; i < (s + 3) / 4; i++) {
-		state += SPLITMIX_GAMMA;
-		raw[i] = splitmix(state);
-	}
-}
-
-/* The offset in the group of the key's bit in slot j. */
-static inline unsigned
-position(const uint64_t raw[RAW_MAX], unsigned j, unsigned w)
-{
-	uint64_t piece = (raw[j / 4] >> (16 * (j % 4))) & 0xffff;
-
-	return j * w + (unsigned)((piece * w) >> 16);
-}
-
 /* Turns m, bit j for slot j, to ages (bit a for the slot of age a) and
  * keeps the ages that count. */
 static inline uint64_t
@@ -96,12 +66,12 @@ to_ages(const struct apbf_view *v, uint64_t m)
 static inline uint64_t
 matched(const struct apbf_view *v, const uint64_t *grp, uint64_t h)
 {
-	uint64_t raw[RAW_MAX], m = 0;
+	uint64_t raw[APBF_RAW_MAX], m = 0;
 	unsigned s = v->slots, j, pos;
 
-	draw(h, s, raw);
+	apbf_draw(h, s, raw);
 	for (j = 0; j < s; j++) {
-		pos = position(raw, j, v->width);
+		pos = apbf_position(raw, j, v->width);
 		m |= ((le64(__atomic_load_n(&grp[pos / 64],
 		    __ATOMIC_RELAXED)) >> (pos % 64)) & 1) << j;
 	}
@@ -152,46 +122,26 @@ has_run(uint64_t m, unsigned k)
 } while (0)
 
 #ifdef APBF_WIDE
-/*
- * matched with AVX-512: eight SplitMix64 words drawn in the lanes of one
- * register give 32 pieces of 16 bits, the positions of 32 slots, computed
- * 16 at a time; each lane picks its 32-bit word of the group from the two
- * registers that hold the group (a permute of two sources) and tests its
- * bit.  The same positions as position(), so the same answers.
- */
-__attribute__((target("avx512f,avx512dq"))) static inline __m512i
-draw_wide(uint64_t h, unsigned from)
-{
-	const __m512i step = _mm512_set_epi64(8, 7, 6, 5, 4, 3, 2, 1);
-	__m512i z = _mm512_add_epi64(_mm512_set1_epi64((long long)h),
-	    _mm512_mullo_epi64(_mm512_add_epi64(step, _mm512_set1_epi64(
-	    from)), _mm512_set1_epi64((long long)SPLITMIX_GAMMA)));
-
-	z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)),
-	    _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ULL));
-	z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)),
-	    _mm512_set1_epi64((long long)0x94d049bb133111ebULL));
-	return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
-}
-
 /* The slots among 16 whose pieces are in the 16-bit lanes of p that have
  * their bit in the group g0:g1, slot numbers from first. */
 __attribute__((target("avx512f"))) static inline uint64_t
 sixteen(__m256i p, unsigned first, unsigned w, __m512i g0, __m512i g1)
 {
-	const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7,
-	    6, 5, 4, 3, 2, 1, 0);
-	__m512i wv = _mm512_set1_epi32((int)w), pos, word;
+	__m512i pos = apbf_positions16(p, first, w), word;
 
-	pos = _mm512_add_epi32(_mm512_mullo_epi32(_mm512_add_epi32(lane,
-	    _mm512_set1_epi32((int)first)), wv), _mm512_srli_epi32(
-	    _mm512_mullo_epi32(_mm512_cvtepu16_epi32(p), wv), 16));
 	word = _mm512_permutex2var_epi32(g0, _mm512_srli_epi32(pos, 5), g1);
 	return (uint64_t)_mm512_test_epi32_mask(_mm512_srlv_epi32(word,
 	    _mm512_and_si512(pos, _mm512_set1_epi32(31))),
 	    _mm512_set1_epi32(1)) << first;
 }
 
+/*
+ * matched with AVX-512: eight SplitMix64 words drawn in the lanes of one
+ * register give 32 pieces of 16 bits, the positions of 32 slots, computed
+ * 16 at a time; each lane picks its 32-bit word of the group from the two
+ * registers that hold the group (a permute of two sources) and tests its
+ * bit.  The same positions as apbf_position(), so the same answers.
+ */
 __attribute__((target("avx512f,avx512dq"))) static inline uint64_t
 matched_wide(const struct apbf_view *v, const uint64_t *grp, uint64_t h)
 {
@@ -202,7 +152,7 @@ matched_wide(const struct apbf_view *v, const uint64_t *grp, uint64_t h)
 	unsigned first;
 
 	for (first = 0; first < v->slots; first += 32) {
-		z = draw_wide(h, first / 4);
+		z = apbf_draw_wide(h, first / 4);
 		m |= sixteen(_mm512_castsi512_si256(z), first, v->width, g0,
 		    g1);
 		if (first + 16 < v->slots)
@@ -265,14 +215,13 @@ static inline uint64_t
 newest_bits(const struct apbf_view *v, const uint64_t *grp, uint64_t h,
     unsigned word[APBF_K_MAX], uint64_t bit[APBF_K_MAX])
 {
-	uint64_t raw = 0, piece, clear = 0;
+	uint64_t raw = 0, clear = 0;
 	unsigned j, a, pos;
 
 	for (a = 0, j = v->newest; a < v->hashes; a++) {
 		if (a == 0 || j % 4 == 0)
-			raw = splitmix(h + SPLITMIX_GAMMA * (j / 4 + 1));
-		piece = (raw >> (16 * (j % 4))) & 0xffff;
-		pos = j * v->width + (unsigned)((piece * v->width) >> 16);
+			raw = apbf_draw_one(h, j / 4);
+		pos = apbf_slot_bit(raw, j, v->width);
 		word[a] = pos / 64;
 		bit[a] = le64((uint64_t)1 << (pos % 64));
 		clear |= bit[a] & ~__atomic_load_n(&grp[word[a]],
@@ -445,119 +394,18 @@ apbf_slot_bits(const struct apbf_view *v, unsigned j)
 	return total;
 }
 
-/* ==== The layout's table (layout.h) ==== */
-
-/* A generation of window h: the view of its array, which ages.c turns
- * to the generation now at each refresh. */
-static void
-layout_attach(struct segment *s, const struct bloom_header *h)
-{
-	memset(&s->apbf, 0, sizeof s->apbf);
-	s->apbf.bits = s->bits;
-	s->apbf.ngroups = s->info.nblocks / APBF_GROUP_BLOCKS;
-	s->apbf.hashes = s->info.hashes;
-	s->apbf.slots = s->info.hashes + h->slots - 1;
-	s->apbf.width = APBF_GROUP_BITS / s->apbf.slots;
-}
-
-static uint64_t
-layout_block(const struct segment *s, uint64_t h)
-{
-	return mul_high(h, s->apbf.ngroups) * APBF_GROUP_BLOCKS;
-}
-
-static void
-layout_test(const struct segment *s, const uint64_t *hashes,
-    const uint32_t *idx, size_t m, unsigned char *found)
-{
-	apbf_test(&s->apbf, hashes, idx, m, found);
-}
-
-/* The view of a copy of s's array from block first on, in buf: its
- * groups where the array's would be if buf were its part from first on.
- * Only the groups of the copy are read through it; the address of group
- * 0 is worked out as an integer, without a pointer outside buf, so that
- * a key costs what it costs against the mapping. */
-static struct apbf_view
-copy_view(const struct segment *s, const unsigned char *buf, uint64_t first)
-{
-	struct apbf_view v = s->apbf;
-
-	v.bits = (unsigned char *)((uintptr_t)buf -
-	    (uintptr_t)(first * BLOCK_BYTES));
-	return v;
-}
-
-static void
-layout_test_copy(const struct segment *s, const unsigned char *buf,
-    uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
-    unsigned char *found)
-{
-	struct apbf_view v = copy_view(s, buf, first);
-
-	apbf_test(&v, hashes, idx, m, found);
-}
-
-static void
-layout_held_copy(const struct segment *s, const unsigned char *buf,
-    uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
-    unsigned char *held)
-{
-	struct apbf_view v = copy_view(s, buf, first);
-
-	apbf_held(&v, hashes, idx, m, held);
-}
-
-static size_t
-layout_add(const struct segment *s, const uint64_t *hashes,
-    const uint32_t *idx, size_t m, unsigned char *isnew, int alone)
-{
-	return apbf_add(&s->apbf, hashes, idx, m, isnew, alone);
-}
-
-/* An add of keys known new: a key's bit in each of the k newest slots
- * is set all the same, apbf_add's test of them being what skips the
- * stores of keys already there. */
-static void
-layout_set(const struct segment *s, const uint64_t *hashes,
+void
+apbf_set(const struct apbf_view *v, const uint64_t *hashes,
     const uint32_t *idx, size_t m, int alone)
 {
-	unsigned blocks = newest_blocks(&s->apbf);
+	unsigned blocks = newest_blocks(v);
 	size_t j;
 
+	for (j = 0; j < m && j < AHEAD; j++)
+		PREFETCH_BLOCKS(v, hashes[LISTED(j)], blocks);
 	for (j = 0; j < m; j++) {
 		if (j + AHEAD < m)
-			PREFETCH_BLOCKS(&s->apbf, hashes[LISTED(j + AHEAD)],
-			    blocks);
-		set_key(&s->apbf, hashes[LISTED(j)], alone);
+			PREFETCH_BLOCKS(v, hashes[LISTED(j + AHEAD)], blocks);
+		set_key(v, hashes[LISTED(j)], alone);
 	}
 }
-
-static uint64_t
-layout_slot_fill(const struct segment *s, uint64_t stamp,
-    uint64_t *slot_bits)
-{
-	*slot_bits = s->apbf.ngroups * s->apbf.width;
-	if (stamp == 0)
-		return 0;
-	return apbf_slot_bits(&s->apbf, apbf_slot_of(stamp - 1,
-	    s->apbf.slots));
-}
-
-/* A window's generations are the slots of one array, mapped once by its
- * first and tested once for all; a key's bits span a group of two
- * blocks; an add tests the k newest slots, not the ages a test counts. */
-const struct layout layout_apbf = {
-	.attach = layout_attach,
-	.block = layout_block,
-	.test = layout_test,
-	.test_copy = layout_test_copy,
-	.held_copy = layout_held_copy,
-	.add = layout_add,
-	.set = layout_set,
-	.slot_fill = layout_slot_fill,
-	.unit_blocks = APBF_GROUP_BLOCKS,
-	.shared = 1,
-	.probes = 0,
-	.populate_writes = 1,
-};

@@ -2,7 +2,7 @@
 /* apbf.h: interface of apbf.c, the age-partitioned window layout
  * (LAYOUT_APBF, params.c says how it works): where a key's bits are, and
  * testing, adding and emptying slots over a group array as mapped.  Its
- * table of operations on a segment is layout_apbf (layout.h). */
+ * table of operations on a segment is layout_apbf (layout.h, in ages.c). */
 #ifndef BLOOM_APBF_H
 #define BLOOM_APBF_H
 
@@ -46,6 +46,12 @@ size_t apbf_test_scalar(const struct apbf_view *v, const uint64_t *hashes,
  * process sets bits meanwhile). */
 size_t apbf_add(const struct apbf_view *v, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *isnew, int alone);
+
+/* Sets the bit of each of the m keys that idx lists (or keys 0 to m) in
+ * v's k newest slots: an add of keys known new, apbf_add's test of them
+ * being what skips the stores of keys already there.  alone as apbf_add's. */
+void apbf_set(const struct apbf_view *v, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, int alone);
 
 /* Sets held[key] to 1 if the m keys that idx lists (or keys 0 to m) have
  * their bit in each of v's k newest slots (apbf_add would call them not

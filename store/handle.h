@@ -60,8 +60,8 @@ struct bloom {
 	uint64_t populate_at;	/* lookups after which to map an apbf
 				 * window's pages writable */
 	int populated;		/* they were */
-	unsigned events;	/* BLOOM_EV_* not yet taken */
-	double full_fpr;	/* with BLOOM_EV_FULL: the estimated rate */
+	unsigned events;	/* SEG_EV_* not yet taken */
+	double full_fpr;	/* with SEG_EV_FULL: the estimated rate */
 	void (*on_lock_wait)(const char *path);	/* unless NULL, called
 				 * once when a wait for another process's
 				 * growth or rotation has lasted a second;

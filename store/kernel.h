@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: ISC */
-/* kernel.h: the inline kernels of store/bits.c and store/wide.c: where a
- * key's block and bits are, the scalar test, and what the passes over
- * several segments read.  For store/ only. */
+/* kernel.h: the inline kernels of store/bits.c and store/wide.c over a
+ * segment as mapped: a key's block, prefetching, and what the passes over
+ * several segments read (store/positions.h draws the positions and tests
+ * a block).  For store/ only. */
 #ifndef BLOOM_KERNEL_H
 #define BLOOM_KERNEL_H
 
@@ -9,68 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lib/endian.h"
 #include "params.h"
 #include "store/handle.h"
-
-/* Returns the high 64 bits of a * b. */
-static inline uint64_t
-mul_high(uint64_t a, uint64_t b)
-{
-#ifdef __SIZEOF_INT128__
-	return (uint64_t)(((unsigned __int128)a * b) >> 64);
-#else
-	uint64_t a_lo = (uint32_t)a, a_hi = a >> 32;
-	uint64_t b_lo = (uint32_t)b, b_hi = b >> 32;
-	uint64_t mid = (a_lo * b_lo >> 32) + (uint32_t)(a_hi * b_lo) +
-	    (uint32_t)(a_lo * b_hi);
-
-	return a_hi * b_hi + (a_hi * b_lo >> 32) + (a_lo * b_hi >> 32) +
-	    (mid >> 32);
-#endif
-}
-
-/* SplitMix64 (Steele, Lea and Flood, 2014): a bijective 64-bit mixer. */
-#define SPLITMIX_GAMMA	0x9e3779b97f4a7c15ULL
-
-static inline uint64_t
-splitmix(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/*
- * The high bits of the key's hash pick its block by multiply-shift.  The
- * bit positions inside the block come from the SplitMix64 sequence seeded
- * with the hash, nine bits each, seven to a word: independent of the block
- * choice and of each other, as params.c assumes.  POSITIONS walks them,
- * running STEP with word (the index of the position's 64-bit word in the
- * block) and bit (its mask, in file byte order); the words are read where
- * they are rather than gathered into a mask, which would cost a trip
- * through memory per key.
- */
-#define POSITIONS(h, hashes, STEP) do {					\
-	uint64_t state_ = (h);						\
-	unsigned left_ = (hashes);					\
-									\
-	while (left_ > 0) {						\
-		uint64_t bits_;						\
-		unsigned n_ = left_ < 7 ? left_ : 7;			\
-									\
-		state_ += SPLITMIX_GAMMA;				\
-		bits_ = splitmix(state_);				\
-		left_ -= n_;						\
-		while (n_-- > 0) {					\
-			unsigned word = (unsigned)(bits_ >> 6) & 7;	\
-			uint64_t bit = le64((uint64_t)1 << (bits_ & 63)); \
-									\
-			STEP;						\
-			bits_ >>= 9;					\
-		}							\
-	}								\
-} while (0)
+#include "store/positions.h"
 
 /* Returns the block of segment s, from its first, of the key with hash
  * h (bits_block). */
@@ -84,18 +26,6 @@ static inline uint64_t *
 block_of(const struct segment *s, uint64_t h)
 {
 	return (uint64_t *)(s->bits + block_index(s, h) * BLOCK_BYTES);
-}
-
-/* Returns 1 if all the key's bits are set in block.  Without a branch per
- * bit: whether a bit is set is a coin toss the CPU cannot predict. */
-static inline int
-has_bits(const uint64_t *block, uint64_t h, unsigned hashes)
-{
-	uint64_t missing = 0;
-
-	POSITIONS(h, hashes, missing |= bit &
-	    ~__atomic_load_n(&block[word], __ATOMIC_RELAXED));
-	return missing == 0;
 }
 
 /*

@@ -69,7 +69,7 @@ struct layout {
 };
 
 extern const struct layout layout_blocked;	/* bits.c */
-extern const struct layout layout_apbf;		/* apbf.c */
+extern const struct layout layout_apbf;		/* ages.c */
 
 /* Returns the table of segment i of a filter with header h: a window's
  * grown generations (extra segments) are blocked whatever its layout. */

@@ -61,71 +61,18 @@
 #include "store/handle.h"
 #include "store/layout.h"
 #include "store/locks.h"
+#include "store/plan.h"
 #include "store/segments.h"
 
 #define LOCK_LIST	0	/* byte held to grow or rotate */
 #define LOCK_ADD	1	/* byte adders of a window hold */
 #define LOCK_READERS	2	/* byte readers of a window hold */
 #define ROOM_SHARE	32	/* an adder takes room / this keys at a time */
-#define EXTRA_DOUBLINGS	5	/* extra entry j of a window holds
-				 * 2^min(j, this) generations' keys */
 
 static uint64_t *
 head_word(const struct bloom *b, uint64_t off)
 {
 	return (uint64_t *)(b->head + off);
-}
-
-int
-segments_plan(const struct bloom_header *h, unsigned i, uint64_t offset,
-    struct segment_info *s)
-{
-	struct params p;
-	double capacity;
-
-	memset(&p, 0, sizeof p);
-	if (h->layout == LAYOUT_APBF && i < h->slots)
-		return ages_plan(h, s);
-	if (h->mode == MODE_GROW) {
-		capacity = ceil((double)h->capacity * pow(h->growth, i));
-		if (!(capacity < 0x1p62))
-			return BLOOM_ETOOBIG;
-		p.capacity = (uint64_t)capacity;
-		p.target_fpr = h->target_fpr * (1.0 - h->ratio) *
-		    pow(h->ratio, i);
-	} else {
-		/* A generation holds what arrives in W / (G - 1). */
-		p.capacity = h->capacity / (h->slots - 1) +
-		    (h->capacity % (h->slots - 1) != 0);
-		p.target_fpr = params_split_fpr(h->target_fpr, h->slots);
-		if (i > h->slots) {
-			i -= h->slots;
-			if (i > EXTRA_DOUBLINGS)
-				i = EXTRA_DOUBLINGS;
-			if (p.capacity > UINT64_MAX >> i)
-				return BLOOM_ETOOBIG;
-			p.capacity <<= i;
-		}
-	}
-	if (!(p.target_fpr >= DBL_MIN) || params_solve(&p, SOLVE_SIZE) == -1)
-		return BLOOM_ETOOBIG;
-	/* Every segment of a growable filter, the first too, is a count
-	 * fold divides, for at most 1/128 more bits: fold takes back the
-	 * newest segment's unused room, and the first segment of the filter
-	 * add creates (8 M keys) is most of a filter that stays small.
-	 * Below 256 blocks a count stays as params_solve gives it. */
-	if (h->mode == MODE_GROW)
-		p.nblocks = params_foldable(p.nblocks);
-	memset(s, 0, sizeof *s);
-	s->offset = offset;
-	s->nblocks = p.nblocks;
-	s->hashes = p.hashes;
-	s->capacity = p.capacity;
-	s->target_fpr = p.target_fpr;
-	if (offset > FORMAT_FILE_MAX ||
-	    s->nblocks * BLOCK_BYTES > FORMAT_FILE_MAX - offset)
-		return BLOOM_ETOOBIG;
-	return BLOOM_OK;
 }
 
 /* Maps segment i, whose entry is valid, as b->hdr.seg[i] has it, with
@@ -683,7 +630,7 @@ grow(struct bloom *b)
 		goto out;
 	}
 	offset = format_next_offset(&b->hdr.seg[count - 1]);
-	if ((s = segments_plan(&b->hdr, (unsigned)count, offset, &next)) !=
+	if ((s = plan_segment(&b->hdr, (unsigned)count, offset, &next)) !=
 	    BLOOM_OK)
 		goto out;
 	next.stamp = now_ms();
@@ -702,7 +649,7 @@ grow(struct bloom *b)
 		goto out;
 	}
 	format_word_store(head_word(b, V2_OFF_NSEGMENTS), count + 1);
-	b->events |= BLOOM_EV_GREW;
+	b->events |= SEG_EV_GREW;
 out:
 	locks_unbyte(b, LOCK_LIST);
 	return s;
@@ -735,7 +682,7 @@ append_extra(struct bloom *b)
 	if (count >= format_table_room(b->hdr.slots))
 		return BLOOM_ESEGMENTS_FULL;
 	offset = format_next_offset(&b->hdr.seg[count - 1]);
-	if ((s = segments_plan(&b->hdr, count, offset, &next)) != BLOOM_OK)
+	if ((s = plan_segment(&b->hdr, count, offset, &next)) != BLOOM_OK)
 		return s;
 	if (b->hdr.max_bytes != 0 && format_segment_end(&next) >
 	    b->hdr.max_bytes)
@@ -790,9 +737,9 @@ widen(struct bloom *b)
 			goto done;
 		locks_byte(b, F_UNLCK, LOCK_ADD);
 		locks_byte(b, F_UNLCK, LOCK_LIST);
-		return rotate_to(b, epoch + 1, BLOOM_EV_EARLY);
+		return rotate_to(b, epoch + 1, SEG_EV_EARLY);
 	}
-	b->events |= BLOOM_EV_WIDENED;
+	b->events |= SEG_EV_WIDENED;
 done:
 	locks_unbyte(b, LOCK_ADD);
 out:
@@ -917,7 +864,7 @@ segments_count(struct bloom *b, unsigned i, uint64_t fresh)
 	before = format_word_add(sg->inserted, fresh);
 	if (b->hdr.mode == MODE_FIXED && before <= sg->info.capacity &&
 	    before + fresh > sg->info.capacity) {
-		b->events |= BLOOM_EV_FULL;
+		b->events |= SEG_EV_FULL;
 		b->full_fpr = params_fpr(before + fresh, sg->info.nblocks,
 		    sg->info.hashes);
 	}
@@ -938,7 +885,7 @@ segments_raise(struct bloom *b, unsigned i, uint64_t count)
 		b->full_fpr = params_fpr(count, sg->info.nblocks,
 		    sg->info.hashes);
 		if (b->full_fpr > sg->info.target_fpr)
-			b->events |= BLOOM_EV_FULL;
+			b->events |= SEG_EV_FULL;
 	}
 }
 

@@ -10,23 +10,17 @@
 
 #include "store/format.h"
 
-/* Things an add did that the user should hear of (bloom_events). */
-#define BLOOM_EV_GREW		0x1	/* this process appended a segment */
-#define BLOOM_EV_FULL		0x2	/* it took a fixed filter past its
-					 * capacity */
-#define BLOOM_EV_EARLY		0x4	/* it closed a generation that filled
-					 * before its time */
-#define BLOOM_EV_WIDENED	0x8	/* it gave a generation that filled
-					 * before its time more room */
+/* Things an add did that the user should hear of: bloom.h gives them to
+ * the layers above as BLOOM_EV_*, of the same values. */
+#define SEG_EV_GREW	0x1	/* this process appended a segment */
+#define SEG_EV_FULL	0x2	/* it took a fixed filter past its capacity */
+#define SEG_EV_EARLY	0x4	/* it closed a generation that filled before
+				 * its time */
+#define SEG_EV_WIDENED	0x8	/* it gave a generation that filled before
+				 * its time more room */
 
 struct bloom;
 struct segment;
-
-/* Sizes segment i of a v2 filter whose header fields (mode, capacity,
- * target_fpr, growth, ratio, slots) are in h, starting at offset.  Returns
- * BLOOM_OK, or BLOOM_ETOOBIG if it cannot be made. */
-int segments_plan(const struct bloom_header *h, unsigned i, uint64_t offset,
-    struct segment_info *s);
 
 /* Maps the segments b->hdr lists, after the header is mapped.  Returns
  * BLOOM_OK or a status. */
@@ -76,7 +70,7 @@ int segments_begin_add(struct bloom *b, size_t want, size_t *take);
 /* Lets rotation go on after segments_begin_add. */
 void segments_end_add(struct bloom *b);
 
-/* Counts fresh new keys in segment i, noting BLOOM_EV_FULL if that took
+/* Counts fresh new keys in segment i, noting SEG_EV_FULL if that took
  * a fixed filter past its capacity. */
 void segments_count(struct bloom *b, unsigned i, uint64_t fresh);
 
@@ -85,7 +79,7 @@ void segments_count(struct bloom *b, unsigned i, uint64_t fresh);
 int segments_grow_to(struct bloom *b, unsigned count);
 
 /* Raises segment i's inserted counter to at least count, noting
- * BLOOM_EV_FULL as segments_count does. */
+ * SEG_EV_FULL as segments_count does. */
 void segments_raise(struct bloom *b, unsigned i, uint64_t count);
 
 /* Starts the generation of window b that is due, if any, then holds off

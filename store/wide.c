@@ -6,58 +6,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define WIDE_TEST	/* AVX-512 kernels, chosen at run time */
-#endif
-
 #include "store/kernel.h"
 #include "store/wide.h"
 
+#ifdef POSITIONS_WIDE
+#define WIDE_TEST	/* AVX-512 kernels, chosen at run time */
+#endif
+
 #ifdef WIDE_TEST
-/* Draws the seven positions of the SplitMix64 output r, a lane each (a
- * variable shift): each one's word of the block and bit in it. */
-__attribute__((target("avx512f"))) static inline void
-wide_draw(uint64_t r, __m512i *word, __m512i *bit)
-{
-	const __m512i shift = _mm512_set_epi64(0, 54, 45, 36, 27, 18, 9, 0);
-	__m512i pos = _mm512_and_si512(_mm512_srlv_epi64(_mm512_set1_epi64(
-	    (long long)r), shift), _mm512_set1_epi64(511));
-
-	*word = _mm512_srli_epi64(pos, 6);
-	*bit = _mm512_sllv_epi64(_mm512_set1_epi64(1), _mm512_and_si512(pos,
-	    _mm512_set1_epi64(63)));
-}
-
-/*
- * has_bits with AVX-512: the seven positions of a SplitMix64 output are
- * drawn in seven lanes at once (wide_draw), each lane picks its word of
- * the block from a register that holds the whole block (a permute), and
- * one test finds the bits missing.  The same positions as
- * POSITIONS, so the same answers; a third of the instructions.
- */
-__attribute__((target("avx512f"))) static inline int
-has_bits_wide(const uint64_t *block, uint64_t h, unsigned hashes)
-{
-	__m512i words = _mm512_loadu_si512((const void *)block);
-	__m512i word, bit, lack;
-	__mmask8 missing = 0;
-	uint64_t state = h;
-	unsigned left = hashes, n;
-
-	while (left > 0) {
-		n = left < 7 ? left : 7;
-		state += SPLITMIX_GAMMA;
-		wide_draw(splitmix(state), &word, &bit);
-		lack = _mm512_andnot_si512(_mm512_permutexvar_epi64(word,
-		    words), bit);
-		missing |= _mm512_mask_test_epi64_mask((__mmask8)((1u << n) -
-		    1), lack, lack);
-		left -= n;
-	}
-	return missing == 0;
-}
-
 /* bits_test with has_bits_wide. */
 __attribute__((target("avx512f"))) void
 wide_test(const struct segment *s, const uint64_t *hashes, size_t n,

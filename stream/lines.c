@@ -214,7 +214,7 @@ read_input(struct lines *r, unsigned char *buf, size_t len)
 /* Makes g's buffer at least size bytes; it holds no lines yet.  Returns 0,
  * or -1 with errno set. */
 static int
-grow(struct line_group *g, size_t size)
+group_grow(struct line_group *g, size_t size)
 {
 	unsigned char *bigger;
 
@@ -496,7 +496,7 @@ fill(struct lines *r, struct line_group *g, const struct bloom *filter)
 		;	/* the carry is in place */
 	else {
 		shrink(g, len);
-		if (grow(g, len) == -1) {
+		if (group_grow(g, len) == -1) {
 			r->eof = 1;
 			r->err = errno;
 			len = scanned = 0;
@@ -515,7 +515,7 @@ fill(struct lines *r, struct line_group *g, const struct bloom *filter)
 			cap = g->cap > SIZE_MAX / 2 ? SIZE_MAX : 2 * g->cap;
 			if (cap > READ_SIZE)
 				long_line_room(r, g);
-			if (grow(g, cap) == -1) {
+			if (group_grow(g, cap) == -1) {
 				r->eof = 1;
 				r->err = errno;
 				break;

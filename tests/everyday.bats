@@ -15,7 +15,7 @@ load helpers
 	run --separate-stderr env PATH="$PWD/bin" /bin/sh "$root/tests/need"
 	[ "$status" -eq 1 ]
 	echo "$stderr"
-	want="bats xxhash mandoc python3 groff-base zsh fish perl-base parallel rsync openssh-client strace mount e2fsprogs"
+	want="bats xxhash mandoc python3 groff-base zsh fish perl-base parallel rsync openssh-client strace mount e2fsprogs universal-ctags"
 	[ -x /usr/sbin/sshd ] || want="$want openssh-server"
 	[ -x /usr/sbin/slurmctld ] || want="$want slurmctld"
 	[ -x /usr/sbin/slurmd ] || want="$want slurmd"

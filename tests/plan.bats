@@ -53,6 +53,35 @@ target_fpr: 0.01" "" create --dry-run --seed 1 f.bf
 	[ ! -e w.bf ]
 }
 
+@test "create --dry-run plans the file create makes, for every kind of filter" {
+	# One planning module (store/plan.c) sizes both: the plan's bytes and
+	# hashes are the file's, whatever the mode, layout or slice.
+	while read -r name args; do
+		run --separate-stderr bloom create --dry-run --seed 7 $args "$name.bf"
+		[ "$status" -eq 0 ]
+		[ ! -e "$name.bf" ]
+		bytes=$(printf '%s\n' "${lines[@]}" | sed -n 's/^bytes: \([0-9]*\) .*/\1/p')
+		hashes=$(printf '%s\n' "${lines[@]}" | sed -n 's/^hashes: //p')
+		bloom create --seed 7 $args "$name.bf"
+		echo "$name: plan $bytes bytes, $hashes hashes; file $(stat -c %s "$name.bf")"
+		[ "$(stat -c %s "$name.bf")" -eq "$bytes" ]
+		[ "$(stats_field hashes "$name.bf")" -eq "$hashes" ]
+	done <<-'EOF'
+	fixed -n 5000 -p 0.001
+	sized -n 5000 -s 64K
+	rate -s 64K -p 0.01
+	hashes -n 5000 -p 0.01 -k 3
+	grow --grow -n 3000 -p 0.01
+	growth --grow --growth 1.5 -n 3000 -p 0.001
+	window --generations 4 -n 4000 -p 0.01
+	capped --generations 4 -n 4000 -p 0.01 --max-size 10M
+	norenew --generations 4 -n 4000 -p 0.01 --no-renew
+	apbf --generations 8 --layout apbf -n 8000 -p 0.01
+	slices --slices 6 -n 100000 -p 0.01
+	slice --slices 4 --slice 1/4 -n 100000 -p 0.01
+	EOF
+}
+
 @test "create --dry-run still refuses bad options" {
 	run -2 bloom create --dry-run -n 0 f.bf
 	[ ! -e f.bf ]

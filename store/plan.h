@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: ISC */
+/* plan.h: interface of plan.c, the one place a filter of every kind is
+ * sized: the array of a fixed filter, its slices, the segments of a
+ * growable filter, the generations of a window in either layout, and the
+ * limits a plan must keep.  Pure: a spec in, a header and segment table
+ * out.  Public, as store/format.h is: create, its dry run and the segment
+ * list all call it. */
+#ifndef BLOOM_PLAN_H
+#define BLOOM_PLAN_H
+
+#include <stdint.h>
+
+#include "params.h"
+#include "store/format.h"
+
+#define PLAN_DERIVED_FPR_MAX	0.5	/* -s with -n: the rate we accept */
+#define PLAN_APBF_ROOM_MAX	3	/* times the blocked layout's room an
+					 * age-partitioned window may take */
+
+/* What a v2 create makes: the header fields of the mode, and the first
+ * segment's sizing for a fixed filter. */
+struct bloom_spec {
+	enum filter_mode mode;	/* fixed, grow or window */
+	struct params first;	/* fixed: the whole array; grow: the first
+				 * segment's capacity and the filter's
+				 * rate; window: capacity per window and
+				 * the filter's rate */
+	double growth;		/* grow: capacity factor F */
+	unsigned generations;	/* window: G */
+	uint32_t layout;	/* window: LAYOUT_APBF for the
+				 * age-partitioned layout; else blocked */
+	uint64_t window_ms;	/* window: length, 0 if rotated by hand */
+	uint64_t max_bytes;	/* window: bytes its file may grow to as
+				 * generations grow; 0 for no limit */
+	uint32_t flags;		/* window: WINDOW_* flags (format.h) */
+	uint64_t seed;		/* hash seed */
+	uint64_t created_ms;	/* now, in ms since 1970 */
+};
+
+/* Why plan_array cannot size a fixed filter. */
+enum plan_array_refusal {
+	PLAN_ARRAY_OK,
+	PLAN_ARRAY_TOO_BIG,	/* past NBLOCKS_MAX blocks */
+	PLAN_ARRAY_OVERFULL,	/* SOLVE_FPR: the keys fill the bits */
+	PLAN_ARRAY_NO_ROOM,	/* SOLVE_CAPACITY: not one key fits */
+	PLAN_ARRAY_RATE_HIGH,	/* SOLVE_FPR: past PLAN_DERIVED_FPR_MAX */
+	PLAN_ARRAY_SLICES_TOO_BIG	/* rounded for cut slices, too big */
+};
+
+/* Completes p, a fixed filter's array, as params_solve(p, what) does; if
+ * cut is not 0, rounds its blocks up to a multiple of cut (and of a count
+ * of slices it may later be cut into, when that costs at most 1 %).
+ * Returns PLAN_ARRAY_OK or why not. */
+enum plan_array_refusal plan_array(struct params *p, enum solve_for what,
+    uint32_t cut);
+
+/* Computes the header and segment table that create makes for spec, into
+ * h (h->file_size is the file's size).  Returns BLOOM_OK, or BLOOM_ETOOBIG
+ * if a segment cannot be made. */
+int plan_filter(const struct bloom_spec *spec, struct bloom_header *h);
+
+/* Sizes segment i of a v2 filter whose header fields (mode, capacity,
+ * target_fpr, growth, ratio, slots, layout, data_offset) are in h,
+ * starting at offset: a growable filter's next segment, a window's
+ * generation or extra entry.  Returns BLOOM_OK, or BLOOM_ETOOBIG if it
+ * cannot be made. */
+int plan_segment(const struct bloom_header *h, unsigned i, uint64_t offset,
+    struct segment_info *s);
+
+/* Makes h, the header of a fixed filter, whole or a slice, that of slice
+ * slice (< slices) of slices of its whole filter, laid out anew.  Returns
+ * BLOOM_OK, BLOOM_ESLICE_MODE or BLOOM_ESLICE_DIVIDE. */
+int plan_slice(struct bloom_header *h, uint32_t slice, uint32_t slices);
+
+/* Lays out h's segments from its data offset on, each on a page; the
+ * generations of an age-partitioned window on one. */
+void plan_lay_out(struct bloom_header *h);
+
+/* Returns 1 if h, the age-partitioned window spec plans, takes more than
+ * PLAN_APBF_ROOM_MAX times the room of the blocked layout for the same
+ * lines and rate, setting *blocked_bytes to that room; else 0. */
+int plan_apbf_too_big(const struct bloom_spec *spec,
+    const struct bloom_header *h, uint64_t *blocked_bytes);
+
+#endif
