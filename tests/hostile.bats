@@ -591,11 +591,14 @@ told_after() {
 	hold "$1" "$f"
 	held "$f"
 	shift 3
+	# A previous call's err must not answer for this one: the shell of
+	# the background job may truncate it only after grep has looked.
+	rm -f out err
 	t0=$(now_ms)
 	bloom "$@" >out 2>err &
 	pid=$!
 	pids+=("$pid")
-	within 60 grep -q 'waiting for a lock' err
+	within 60 grep -qs 'waiting for a lock' err
 	t1=$(now_ms)
 	echo "told after at least $((t1 - t0)) ms"
 	release "$f"
@@ -684,7 +687,7 @@ flocked() {
 	bloom create -f -n 1000 --seed 2 f.bf 2>err 5>&- &
 	create=$!
 	pids+=("$create")
-	within 60 grep -q 'waiting for a lock' err
+	within 60 grep -qs 'waiting for a lock' err
 	t1=$(now_ms)
 	echo "told after at least $((t1 - t0)) ms"
 	exec 5>&-
