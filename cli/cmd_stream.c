@@ -186,14 +186,21 @@ stream_files(struct engine *job, int nfiles, char **files)
 		}
 		if (fd != STDIN_FILENO)
 			close(fd);
-		if (e == STREAM_WRITE_ERROR)
+		if (e == STREAM_WRITE_ERROR) {
+			/* The lines the reader took are marked all the same. */
+			engine_drain(job);
 			return -1;
+		}
 		if (e == STREAM_STOP)
 			break;
 	}
-	if (engine_flush(job) == -1)
-		return -1;
-	return trouble;
+	/* add --new to a pipe: the lines its reader takes are marked. */
+	if ((e = engine_drain(job)) == STREAM_FILTER_ERROR) {
+		msg_warn("%s: %s", bloom_path(job->filter),
+		    bloom_strerror(job->status));
+		return -2;
+	}
+	return e == STREAM_DONE ? trouble : -1;
 }
 
 /* Sets up e's buffers and line reader, or says why not.  Returns 0 or -1. */
@@ -428,6 +435,37 @@ parse_memory(enum command cmd, const char *arg)
 	return v;
 }
 
+/*
+ * For add --new: lets a write to a pipe whose reader left fail with EPIPE
+ * rather than kill us, so that the lines the reader took are marked seen
+ * before we go.  Returns 1 if SIGPIPE was to kill us, for die_of_sigpipe.
+ */
+static int
+hold_sigpipe(void)
+{
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_IGN;
+	if (sigaction(SIGPIPE, &sa, &old) == -1)
+		return 0;
+	if (old.sa_handler == SIG_IGN)
+		return 0;
+	sigaction(SIGPIPE, &old, NULL);
+	if (old.sa_handler != SIG_DFL)
+		return 0;
+	sigaction(SIGPIPE, &sa, NULL);
+	return 1;
+}
+
+/* Ends us by SIGPIPE, as a write to a pipe without a reader would have. */
+static void
+die_of_sigpipe(void)
+{
+	signal(SIGPIPE, SIG_DFL);
+	raise(SIGPIPE);
+}
+
 int
 cmd_add(int argc, char **argv)
 {
@@ -447,7 +485,7 @@ cmd_add(int argc, char **argv)
 	const char *why;
 	struct bloom *filter;
 	struct engine job;
-	int ch, rc, sync = 0, dups = 0, shown = 0, may_create = 1;
+	int ch, rc, sync = 0, dups = 0, shown = 0, may_create = 1, sigpipe;
 
 	memset(&job, 0, sizeof job);
 	job.adding = 1;
@@ -533,6 +571,7 @@ cmd_add(int argc, char **argv)
 	job.filter = filter;
 	job.notice = notice;
 	start_progress(&job, shown, argc - 1, argv + 1);
+	sigpipe = job.emit && !dups && hold_sigpipe();
 	rc = stream_files(&job, argc - 1, argv + 1);
 	if (shown)
 		show_status(&job, progress_now(), 1, 0);
@@ -545,6 +584,8 @@ cmd_add(int argc, char **argv)
 	}
 	bloom_close(filter);
 	engine_free(&job);
+	if (rc == -1 && job.out.err == EPIPE && sigpipe)
+		die_of_sigpipe();
 	return finish(rc == 0 ? 0 : EXIT_TROUBLE);
 }
 
