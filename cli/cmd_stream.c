@@ -435,6 +435,19 @@ parse_memory(enum command cmd, const char *arg)
 	return v;
 }
 
+/* A SIGPIPE that kill(1) sent ends us as before; the kernel's, for a write
+ * to a pipe whose reader left (sent as if by ourselves), is left to the
+ * EPIPE that write(2) returns. */
+static void
+on_sigpipe(int sig, siginfo_t *si, void *context)
+{
+	(void)context;
+	if (si->si_code == SI_USER && si->si_pid == getpid())
+		return;
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 /*
  * For add --new: lets a write to a pipe whose reader left fail with EPIPE
  * rather than kill us, so that the lines the reader took are marked seen
@@ -445,17 +458,13 @@ hold_sigpipe(void)
 {
 	struct sigaction sa, old;
 
+	if (sigaction(SIGPIPE, NULL, &old) == -1 || old.sa_handler != SIG_DFL)
+		return 0;
 	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = SIG_IGN;
-	if (sigaction(SIGPIPE, &sa, &old) == -1)
-		return 0;
-	if (old.sa_handler == SIG_IGN)
-		return 0;
-	sigaction(SIGPIPE, &old, NULL);
-	if (old.sa_handler != SIG_DFL)
-		return 0;
-	sigaction(SIGPIPE, &sa, NULL);
-	return 1;
+	sa.sa_sigaction = on_sigpipe;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	return sigaction(SIGPIPE, &sa, NULL) == 0;
 }
 
 /* Ends us by SIGPIPE, as a write to a pipe without a reader would have. */
