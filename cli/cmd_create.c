@@ -414,7 +414,7 @@ create_slice(const char *path, struct bloom_spec *spec, uint32_t slice,
     uint32_t slices, int force, int dry_run)
 {
 	struct bloom_header h;
-	uint64_t free_bytes;
+	uint64_t free_bytes, most;
 	char need[32], have[32];
 	FILE *report;
 	int s;
@@ -422,6 +422,16 @@ create_slice(const char *path, struct bloom_spec *spec, uint32_t slice,
 	spec->created_ms = dry_run ? 0 : now_ms();
 	if ((s = plan_filter(spec, &h)) == BLOOM_OK)
 		s = plan_slice(&h, slice, slices);
+	if (s == BLOOM_ESLICE_DIVIDE && (most = plan_most_slices(
+	    spec->first.nblocks)) > 1) {
+		msg_warn("%s: the whole filter's %" PRIu64 " blocks do not "
+		    "divide into %" PRIu32 " slices; of the counts --slices "
+		    "rounds for, the most they divide into is %" PRIu64
+		    " (--slice %" PRIu32 "/%" PRIu64 ")", path,
+		    spec->first.nblocks, slices, most, slice < most ? slice : 0,
+		    most);
+		return EXIT_TROUBLE;
+	}
 	if (s != BLOOM_OK) {
 		msg_warn("%s: %s", path, bloom_strerror(s));
 		return EXIT_TROUBLE;

@@ -485,6 +485,7 @@ cmd_add(int argc, char **argv)
 		{ "sync", no_argument, NULL, OPT_SYNC },
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "no-create", no_argument, NULL, OPT_NO_CREATE },
+		{ "pass-over", no_argument, NULL, OPT_PASS_OVER },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -495,6 +496,7 @@ cmd_add(int argc, char **argv)
 	struct bloom *filter;
 	struct engine job;
 	int ch, rc, sync = 0, dups = 0, shown = 0, may_create = 1, sigpipe;
+	int pass_over = 0;
 
 	memset(&job, 0, sizeof job);
 	job.adding = 1;
@@ -536,6 +538,9 @@ cmd_add(int argc, char **argv)
 			break;
 		case OPT_PROGRESS:
 			shown = 1;
+			break;
+		case OPT_PASS_OVER:
+			pass_over = 1;
 			break;
 		case OPT_NO_CREATE:
 			may_create = 0;
@@ -586,7 +591,16 @@ cmd_add(int argc, char **argv)
 		show_status(&job, progress_now(), 1, 0);
 	if (rc == -1)
 		output_error(&job.out);
-	elsewhere_note(&job);
+	if (pass_over || job.elsewhere == 0)
+		elsewhere_note(&job);
+	else {
+		/* The stage would lose them: a router that does not match. */
+		msg_warn("%s: %" PRIu64 " line%s of other slices of the filter "
+		    "not added (bloom route splits a stream by slice; "
+		    "--pass-over passes them over)", argv[0], job.elsewhere,
+		    job.elsewhere == 1 ? "" : "s");
+		rc = rc == 0 ? 1 : rc;
+	}
 	if (sync && bloom_sync(filter) != BLOOM_OK) {
 		msg_warn("%s: cannot sync: %s", argv[0], strerror(errno));
 		rc = -1;
@@ -867,6 +881,10 @@ cmd_route(int argc, char **argv)
 	argv += optind;
 	if (argc < 1)
 		usage_error(CMD_ROUTE, "route: no filter named");
+	/* A router is often a slice of thousands: say how many files. */
+	if (prefix != NULL && slices == 0)
+		usage_error(CMD_ROUTE, "route: -o writes a file for each slice: "
+		    "say how many with --slices");
 	s = bloom_open(&filter, argv[0], 0, tell_open_waits, &seen);
 	if (s != BLOOM_OK) {
 		filter_error(argv[0], s, &seen);

@@ -219,7 +219,12 @@ usage: bloom merge filter source ..." merge a.bf
 	keys 1000 >in
 	bloom route --slices 2 -o p. whole.bf in
 	n1=$(wc -l <p.1)
-	run -0 --separate-stderr bloom add --new s0.bf in
+	# add loses them to the stage: an error, unless asked for.
+	run -2 --separate-stderr bloom add --new s0.bf in
+	[ "$output" = "$(cat p.0)" ]
+	[ "$stderr" = "bloom: s0.bf: $n1 lines of other slices of the filter not added (bloom route splits a stream by slice; --pass-over passes them over)" ]
+	bloom create -f --like whole.bf --slice 0/2 s0.bf
+	run -0 --separate-stderr bloom add --new --pass-over s0.bf in
 	[ "$output" = "$(cat p.0)" ]
 	[ "$stderr" = "bloom: s0.bf: $n1 lines belong to other slices of the filter and were passed over (bloom route splits a stream by slice)" ]
 	head -n 1 p.1 >one
