@@ -427,8 +427,7 @@ fetch() {
 	keys 1000 https://example.org/ >>urls
 	# Each run, as the README says, fetcher crashing mid-URL or not.
 	day() {
-		bloom create -n 1000000 -p 1e-9 done.bf 2>/dev/null ||
-			[ -e done.bf ]
+		bloom create -n 1000000 -p 1e-9 done.bf
 		bloom create -f -n 100000 -p 1e-9 queued.bf
 		cat urls | bloom check -v done.bf | bloom add --new queued.bf |
 			fetch "$@" | bloom add done.bf
