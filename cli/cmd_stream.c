@@ -106,6 +106,58 @@ tell_undelimited(const struct engine *job, const char *file)
 	    input_name(file), shown);
 }
 
+/* Whether fd is a regular file that begins as a filter file does: the
+ * bytes of some filter, never lines to add or check. */
+static int
+has_filter_magic(int fd)
+{
+	struct bloom_header h;
+	unsigned char buf[8];
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    pread(fd, buf, sizeof buf, 0) == (ssize_t)sizeof buf &&
+	    bloom_header_parse(buf, sizeof buf, (uint64_t)st.st_size, &h) !=
+	    BLOOM_EMAGIC;
+}
+
+/*
+ * Refuses, before add opens or creates filter, the named inputs that are
+ * filter files other than filter itself (which stream_files refuses): a
+ * filter put after its input ('add --new new.txt seen.bf') would create a
+ * filter named for the input and write the other's bytes as lines.
+ * Returns 0, or -1 having said which.
+ */
+static int
+refuse_filter_inputs(const char *filter, int nfiles, char **files)
+{
+	static char *stdin_only[] = { "-" };
+	struct stat f, in;
+	int i, fd, bad = 0, known = stat(filter, &f) == 0;
+
+	if (nfiles == 0) {
+		nfiles = 1;
+		files = stdin_only;
+	}
+	for (i = 0; i < nfiles; i++) {
+		if (strcmp(files[i], "-") == 0)
+			fd = STDIN_FILENO;
+		else if ((fd = open(files[i], O_RDONLY | O_NONBLOCK |
+		    O_CLOEXEC)) == -1)
+			continue;	/* stream_files says why */
+		if (has_filter_magic(fd) && !(known && fstat(fd, &in) == 0 &&
+		    in.st_dev == f.st_dev && in.st_ino == f.st_ino)) {
+			msg_warn("%s: input file is a filter: nothing added "
+			    "(the filter comes first: bloom add [options] "
+			    "filter [file ...])", input_name(files[i]));
+			bad = 1;
+		}
+		if (fd != STDIN_FILENO)
+			close(fd);
+	}
+	return bad ? -1 : 0;
+}
+
 /*
  * Runs job over the files (standard input if none).  A file that cannot be
  * read is reported and the others are still processed.  Returns 0, 1 if
@@ -115,7 +167,7 @@ static int
 stream_files(struct engine *job, int nfiles, char **files)
 {
 	static char *stdin_only[] = { "-" };
-	int i, fd, own, trouble = 0;
+	int i, fd, own, magic, trouble = 0;
 	enum stream_end e;
 	uint64_t before, lines;
 	int name_counts = file_names == 1 || (file_names == -1 && nfiles > 1);
@@ -136,10 +188,11 @@ stream_files(struct engine *job, int nfiles, char **files)
 		/* A filter's own bytes are never lines to add or check: a
 		 * glob or a slip put it among the inputs. */
 		own = is_filter(job, fd);
-		if (own || (writes && is_own_output(fd))) {
-			msg_warn("%s: input file is also %s",
-			    input_name(files[i]), own ? "a filter" :
-			    "the output");
+		magic = !own && has_filter_magic(fd);
+		if (own || magic || (writes && is_own_output(fd))) {
+			msg_warn("%s: input file is %s", input_name(files[i]),
+			    own ? "also a filter" : magic ? "a filter" :
+			    "also the output");
 			if (fd != STDIN_FILENO)
 				close(fd);
 			trouble = 1;
@@ -571,6 +624,8 @@ cmd_add(int argc, char **argv)
 		    "false, off or nothing to leave it on", env);
 	if (may_create == 1 && env != NULL && parse_switch(env) == 1)
 		may_create = -1;
+	if (refuse_filter_inputs(argv[0], argc - 1, argv + 1) == -1)
+		return finish(EXIT_TROUBLE);
 	if (engine_setup(&job) == -1 ||
 	    open_for_add(&filter, argv[0], may_create, &want) == -1) {
 		engine_free(&job);

@@ -121,6 +121,30 @@ abc() {
 	cmp before.bf f.bf
 }
 
+@test "a filter file named as an input of add is refused before any filter is created or line written" {
+	bloom create -n 1000 seen.bf
+	keys 10 | bloom add seen.bf
+	cp seen.bf before.bf
+	# The arguments swapped: fresh.txt would be created as a filter, and
+	# seen.bf's bytes written as lines.
+	row 2 '' 'bloom: seen.bf: input file is a filter: nothing added (the filter comes first: bloom add [options] filter [file ...])' add --new fresh.txt seen.bf
+	[ ! -e fresh.txt ]
+	row 2 '' 'bloom: (standard input): input file is a filter: nothing added (the filter comes first: bloom add [options] filter [file ...])' add --new fresh.txt - <seen.bf
+	[ ! -e fresh.txt ]
+	# Into an existing filter, nothing is added either.
+	bloom create -n 1000 other.bf
+	cp other.bf other-before.bf
+	keys 5 >in
+	row 2 '' 'bloom: seen.bf: input file is a filter: nothing added (the filter comes first: bloom add [options] filter [file ...])' add --new other.bf in seen.bf
+	cmp other.bf other-before.bf
+	cmp seen.bf before.bf
+	# check names it too, and reads the other inputs.
+	run --separate-stderr bloom check -c other.bf in seen.bf
+	[ "$status" -eq 2 ]
+	[ "$output" = in:0 ]
+	[ "$stderr" = 'bloom: seen.bf: input file is a filter' ]
+}
+
 @test "an input that is also the output is refused, as grep does, not read forever" {
 	abc
 	big_filter g.bf
