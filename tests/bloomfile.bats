@@ -183,7 +183,7 @@ print(" ".join(str(i // 512) + ":" + str(i % 512) for i in range(len(a) * 8)
 	mixed_lines 800 >in
 	head -400 in >added
 	bloom create -n 2000 --seed 5 --slices 2 --slice 1/2 slice.bf
-	bloom add slice.bf <added 2>/dev/null
+	bloom add --pass-over slice.bf <added 2>/dev/null
 	same slice.bf in
 	run -0 --separate-stderr reader check -c slice.bf <in
 	[[ $stderr == *"lines belong to other slices of the filter and were passed over" ]]

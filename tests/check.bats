@@ -430,8 +430,8 @@ three() {
 	# slice 0 of 2 and slices 2 and 3 of 4 make up the whole.
 	bloom create --like whole.bf --slice 2/4 q2.bf
 	bloom create --like whole.bf --slice 3/4 q3.bf
-	bloom add q2.bf k1 2>/dev/null
-	bloom add q3.bf k1 2>/dev/null
+	bloom add --pass-over q2.bf k1 2>/dev/null
+	bloom add --pass-over q3.bf k1 2>/dev/null
 	row 0 "$(keys 1000 z-)" '' check -v -F q3.bf -F s0.bf -F q2.bf -F other.bf in
 	row 0 "$(cat k; keys 10 o-)" '' check -F q3.bf -F s0.bf -F q2.bf -F other.bf in
 }
