@@ -200,6 +200,33 @@ stopped() {
 	done
 }
 
+@test "an output file that fills its disk ends with a whole line: a rerun with >> glues none" {
+	keys 300000 >in
+	mnt=$BATS_TEST_TMPDIR/small
+	mkdir "$mnt"
+	mount -t tmpfs -o size=512k tmpfs "$mnt"
+	for memory in "" "--memory 1M"; do
+		bloom create -f --seed 5 -n 400000 -p 1e-9 f.bf
+		# Appended to a file that already holds a line of another's.
+		echo header >"$mnt/out"
+		run -2 --separate-stderr bash -c \
+		    "bloom add --new $memory f.bf in >>'$mnt/out'"
+		[ "$stderr" = "bloom: write error: No space left on device" ]
+		[ "$(tail -c 1 "$mnt/out" | od -An -c | tr -d ' ')" = '\n' ]
+		[ "$(head -n 1 "$mnt/out")" = header ]
+		# More room, and the same run again, appending.
+		mount -o remount,size=8m "$mnt"
+		# shellcheck disable=SC2086 # memory is options or nothing
+		bloom add --new $memory f.bf in >>"$mnt/out"
+		# Every line whole (a glued one is no line of in), and every
+		# line of in there: the lines of the chunk that failed may be
+		# there twice, never lost.
+		sed 1d "$mnt/out" | sort -u | cmp - <(sort in)
+		rm "$mnt/out"
+		mount -o remount,size=512k "$mnt"
+	done
+}
+
 # take N [kill]: reads N lines of its standard input into "taken", a byte
 # at a time (the read builtin on a pipe), so that it takes no line past
 # the Nth out of the pipe (head would take its whole buffer), then exits,
