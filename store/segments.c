@@ -297,9 +297,9 @@ clock_epoch(const struct bloom_header *h)
 {
 	uint64_t now = now_ms(), t, w = h->window_ms, g = h->slots - 1;
 
-	if (w == 0 || now <= h->created_ms)
+	if (w == 0 || now <= h->base_ms)
 		return 0;
-	t = now - h->created_ms;
+	t = now - h->base_ms;
 	/* t (G - 1) / W without overflow: t % W < 2^52, G - 1 < 64. */
 	return t / w * g + t % w * g / w;
 }
@@ -395,6 +395,9 @@ segments_refresh(struct bloom *b)
 		file_epoch = format_epoch(b->head);
 		if (file_epoch > EPOCH_MAX)
 			return BLOOM_EEPOCH;
+		b->hdr.base_ms = format_word_load(head_word(b, V2_OFF_BASE));
+		if (b->hdr.base_ms == 0)
+			b->hdr.base_ms = b->hdr.created_ms;
 		b->epoch = clock_epoch(&b->hdr);
 		if (b->epoch > EPOCH_MAX)
 			b->epoch = EPOCH_MAX;
@@ -930,6 +933,29 @@ segments_read_end(struct bloom *b)
 		locks_unbyte(b, LOCK_READERS);
 }
 
+/*
+ * After a rotation by hand of a timed window to generation to: moves the
+ * clock's generation 0 back so that generation to starts now and the
+ * clock rotates again a generation's time from now; left where it was,
+ * the clock would not rotate until it caught up with the file.  The base
+ * is now less the ms of to generations, rounded up, which the clock
+ * counts as to exactly (a generation lasts W / (G - 1) >= 1 ms).
+ */
+static int
+restart_clock(struct bloom *b, uint64_t to)
+{
+	uint64_t now = now_ms(), w = b->hdr.window_ms, g = b->hdr.slots - 1;
+	uint64_t whole, part;
+
+	if (w == 0 || __builtin_mul_overflow(to / g, w, &whole))
+		return BLOOM_OK;
+	part = (to % g * w + g - 1) / g;	/* below 2^58 */
+	if (whole > now || part > now - whole || now - whole - part == 0)
+		return BLOOM_OK;
+	format_word_store(head_word(b, V2_OFF_BASE), now - whole - part);
+	return sync_head(b);
+}
+
 int
 segments_rotate(struct bloom *b)
 {
@@ -939,5 +965,7 @@ segments_rotate(struct bloom *b)
 		return BLOOM_EMODE;
 	if ((s = segments_refresh(b)) != BLOOM_OK)
 		return s;
-	return rotate_to(b, b->epoch + 1, 0);
+	if ((s = rotate_to(b, b->epoch + 1, 0)) != BLOOM_OK)
+		return s;
+	return restart_clock(b, format_epoch(b->head));
 }
