@@ -155,6 +155,10 @@ print(" ".join(str(i // 512) + ":" + str(i % 512) for i in range(len(a) * 8)
 		backdate $layout-time.bf 70
 		[ "$(stats_field generation $layout-time.bf)" -eq 3 ]
 		same $layout-time.bf in
+		# A rotation by hand starts a generation now: header word 152.
+		bloom rotate $layout-time.bf
+		[ "$(stats_field generation $layout-time.bf)" -eq 4 ]
+		same $layout-time.bf in
 		# A window that does not renew: its adds differ, not its test.
 		bloom create --generations 4 --no-renew --layout $layout \
 			-n 1000 -p 0.05 $layout-norenew.bf
