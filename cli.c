@@ -178,7 +178,8 @@ static const char *const option_help[NCMD] = {
 	"only read.\n"
 	"  --by n       fold by n, which must divide the blocks of every\n"
 	"               segment (default: each segment as far as the lines it\n"
-	"               holds allow at its target rate; a slice needs it)\n"
+	"               holds allow at its target rate; a slice needs it; if\n"
+	"               none can fold, nothing is written and fold exits 2)\n"
 	"  -f           replace an existing output file\n"),
 	("Split lines by the slice of filter that holds them: each line is\n"
 	"written after its slice number and a tab, or with -o to the file\n"

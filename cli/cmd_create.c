@@ -773,6 +773,18 @@ same_file(const struct bloom *b, const char *path)
 	return same;
 }
 
+/* Whether the fold fp planned leaves every segment as it is. */
+static int
+folds_nothing(const struct fold_plan *fp)
+{
+	uint64_t i;
+
+	for (i = 0; i < fp->h.nsegments && i < SEGMENTS_MAX; i++)
+		if (fp->by[i] > 1)
+			return 0;
+	return 1;
+}
+
 int
 cmd_fold(int argc, char **argv)
 {
@@ -829,6 +841,13 @@ cmd_fold(int argc, char **argv)
 	}
 	if (fold_plan(filter, by, fp) == -1) {
 		tell_fold_refusal(argv[0], fp, by);
+		goto out;
+	}
+	/* A same-size copy is no fold: say so, as cmp or rsync would. */
+	if (by == 0 && folds_nothing(fp)) {
+		msg_warn("%s: no segment folds and keeps its rate with the keys "
+		    "it holds: nothing written (--by n folds past the rate)",
+		    argv[0]);
 		goto out;
 	}
 	if ((s = fold_write(filter, fp, argv[1], force,
