@@ -261,6 +261,7 @@ capacity: 1000
 target_fpr: 0.01
 inserted: 0
 percent_of_capacity: 0.0
+note: it grows: capacity and percent_of_capacity are of its segments so far
 bits_set: 0
 fill: 0.000000
 estimated_items: 0
