@@ -49,16 +49,36 @@ output_init(struct output *out, int fd, unsigned char delim)
 	return out->buf == NULL ? -1 : 0;
 }
 
+/* Whether the reader of out has gone: a pipe says POLLERR, a socket
+ * POLLHUP. */
+static int
+reader_gone(const struct output *out)
+{
+	struct pollfd pfd;
+
+	pfd.fd = out->fd;
+	pfd.events = 0;
+	pfd.revents = 0;
+	return poll(&pfd, 1, 0) == 1 && pfd.revents & (POLLERR | POLLHUP);
+}
+
 uint64_t
-output_taken(const struct output *out)
+output_taken(struct output *out)
 {
 	int unread;
 
 	if (out->queue == 0 || ioctl(out->fd, out->queue == OUTPUT_PIPE ?
 	    FIONREAD : TIOCOUTQ, &unread) == -1 || unread < 0)
 		return out->written;
-	return (uint64_t)unread < out->written ?
-	    out->written - (uint64_t)unread : 0;
+	/* A socket's queue is dropped once its reader has gone, unread:
+	 * then only what was known before counts.  Its reader closes after
+	 * it says so, so a count asked before that is still true. */
+	if (out->queue == OUTPUT_SOCKET && reader_gone(out))
+		return out->taken;
+	if ((uint64_t)unread < out->written &&
+	    out->written - (uint64_t)unread > out->taken)
+		out->taken = out->written - (uint64_t)unread;
+	return out->taken;
 }
 
 int
@@ -69,7 +89,6 @@ output_wait_taken(struct output *out, int ms)
 	pfd.fd = out->fd;
 	pfd.events = 0;
 	pfd.revents = 0;
-	/* A pipe says POLLERR, a socket POLLHUP, once its reader left. */
 	if (poll(&pfd, 1, ms) == 1 && pfd.revents & (POLLERR | POLLHUP)) {
 		out->failed = 1;
 		out->err = EPIPE;

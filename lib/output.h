@@ -28,6 +28,8 @@ struct output {
 	uint64_t written;	/* bytes write(2) took so far */
 	uint64_t tail;		/* of those, the bytes after the last
 				 * terminator */
+	uint64_t taken;		/* of those, the most its reader was known
+				 * to have taken (output_taken) */
 };
 
 #define OUTPUT_PIPE	1	/* a pipe or FIFO: FIONREAD */
@@ -81,8 +83,8 @@ output_offset(const struct output *out)
  * or socket has taken (on Linux, a pipe's FIONREAD; a socket's SIOCOUTQ,
  * which for TCP counts what the peer's kernel acknowledged): all of them
  * where that cannot be asked.  Bytes another writer left unread count as
- * ours. */
-uint64_t output_taken(const struct output *out);
+ * ours.  Once a socket's reader has gone, what was known before. */
+uint64_t output_taken(struct output *out);
 
 /* Waits up to ms milliseconds for the reader of out to take more.
  * Returns 0, or -1 with out->err set to EPIPE (and nothing more written)

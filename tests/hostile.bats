@@ -479,7 +479,7 @@ big_line() {
 	[ "${output/$'\n'warning: sparse file*/}" = "${want/big.bf/sparse.bf}" ]
 	[[ "$output" == *"warning: sparse file"* ]]
 	run -0 bloom stats --json sparse.bf
-	[[ "$output" == *',"over_capacity":false,"sparse":true,"segments":['* ]]
+	[[ "$output" == *',"over_capacity":false,"sparse":true,"grows":false,"segments":['* ]]
 	run -0 bloom stats --json big.bf
 	[[ "$output" == *',"sparse":false,'* ]]
 	keys 2000 | bloom check -c sparse.bf >count || true
