@@ -234,6 +234,11 @@ differs(char *msg, size_t size, const struct bloom_header *have,
 	    want->whole_nblocks);
 	NUMBER(have->max_bytes != want->max_bytes, "--max-size",
 	    have->max_bytes, want->max_bytes);
+	if ((have->flags ^ want->flags) & WINDOW_NO_RENEW)
+		return snprintf(msg, size, "%s, not %s", have->flags &
+		    WINDOW_NO_RENEW ? "--no-renew" : "renewal",
+		    want->flags & WINDOW_NO_RENEW ? "--no-renew" :
+		    "renewal") > 0;
 	NUMBER(seeded && have->seed != want->seed, "--seed", have->seed,
 	    want->seed);
 #undef NUMBER

@@ -498,6 +498,7 @@ assert [x["expires"] for x in d["segments"][1:]] == [None, None]
 	--grow -n 1000 -p 0.001 --growth 4 g.bf|--growth 2, not 4
 	--generations 5 --window 1h w.bf|--generations 4, not 5
 	--generations 4 --window 2h w.bf|--window (ms) 3600000, not 7200000
+	--generations 4 --window 1h --no-renew w.bf|renewal, not --no-renew
 	-n 100000 -p 0.01 --seed 42 --slices 2 --slice 0/2 s.bf|--slice 1/2, not 0/2
 	--like g.bf l.bf|a fixed filter, not a growable one
 	EOF
