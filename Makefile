@@ -45,7 +45,7 @@ CORE_OBJ = bloom.o
 STORE_OBJ = store/format.o store/segments.o store/bits.o store/wide.o \
 	store/mates.o store/holes.o store/claims.o store/locks.o \
 	store/iothread.o store/apbf.o store/ages.o store/fill.o store/modes.o \
-	store/plan.o
+	store/plan.o store/timing.o
 BASE_OBJ = params.o hash.o
 LIB_OBJ = lib/clock.o lib/memory.o lib/output.o lib/quote.o lib/threads.o
 OBJ = $(CLI_OBJ) $(STREAM_OBJ) $(FILTER_OBJ) $(CORE_OBJ) $(STORE_OBJ) \

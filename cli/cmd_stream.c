@@ -504,7 +504,7 @@ on_sigpipe(int sig, siginfo_t *si, void *context)
 /*
  * For add --new: lets a write to a pipe whose reader left fail with EPIPE
  * rather than kill us, so that the lines the reader took are marked seen
- * before we go.  Returns 1 if SIGPIPE was to kill us, for die_of_sigpipe.
+ * before we go.  Returns 1 if SIGPIPE was to kill us.
  */
 static int
 hold_sigpipe(void)
@@ -518,14 +518,6 @@ hold_sigpipe(void)
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	return sigaction(SIGPIPE, &sa, NULL) == 0;
-}
-
-/* Ends us by SIGPIPE, as a write to a pipe without a reader would have. */
-static void
-die_of_sigpipe(void)
-{
-	signal(SIGPIPE, SIG_DFL);
-	raise(SIGPIPE);
 }
 
 int
@@ -662,8 +654,10 @@ cmd_add(int argc, char **argv)
 	}
 	bloom_close(filter);
 	engine_free(&job);
-	if (rc == -1 && job.out.err == EPIPE && sigpipe)
-		die_of_sigpipe();
+	if (rc == -1 && job.out.err == EPIPE && sigpipe) {
+		signal(SIGPIPE, SIG_DFL);	/* as the write would have */
+		raise(SIGPIPE);
+	}
 	return finish(rc == 0 ? 0 : EXIT_TROUBLE);
 }
 
