@@ -20,10 +20,12 @@
  * bytes the reader has not taken yet (output_taken): it marks seen the
  * lines taken, and the others wait (pending.c), each marked as soon as a
  * later chunk, a pause of the input or the end finds it taken; at the end
- * it waits for the reader to take them all.  Only the marking waits: the
- * lines are written as before.  A line repeated while its first copy
- * waits is neither written nor marked again.  A sorted batch's lines wait
- * in no table: its reader takes them all before any is marked.
+ * it waits for the reader to take them all.  A renewing window's lines
+ * seen again wait in line with them, so that the keys are set in input
+ * order, as to a file.  Only the marking waits: the lines are written as
+ * before.  A line repeated while its first copy waits is not written
+ * again: it is a line seen again.  A sorted batch's lines wait in no
+ * table: its reader takes them all before any is marked.
  *
  * Whenever the input stops coming (a read would block), the lines held
  * are answered and written at once, a batch too, however small: sorted
@@ -41,8 +43,8 @@
 
 #define LIVE_CHUNK	8192	/* lines of a group an add --new tests,
 				 * writes and sets at a time */
-#define MARKS_MAX	(PENDING_MAX + 2 * LIVE_CHUNK)	/* lines set at
-				 * once: those taken, and a chunk */
+#define MARKS_MAX	(PENDING_MAX + LIVE_CHUNK)	/* keys set at
+				 * once: those waiting, and a chunk's */
 
 int
 engine_init(struct engine *e)
@@ -308,14 +310,10 @@ write_selected(struct engine *e, const struct line_group *g, size_t first,
 			nsel += hit[i + j] == want;
 		}
 		/* Without a label or a name, each line is one copy. */
-		for (j = 0; plain && j < nsel; j++) {
+		for (j = 0; plain && j < nsel; j++)
 			if (output_line(&e->out, g->line[i + sel[j]].data,
 			    g->line[i + sel[j]].len, e->delim) == -1)
 				return STREAM_WRITE_ERROR;
-			if (e->pending != NULL)
-				pending_push(e->pending, g->hash[i + sel[j]],
-				    output_offset(&e->out));
-		}
 		for (j = 0; !plain && j < nsel; j++)
 			if (put_line(e, g->line[i + sel[j]].data,
 			    g->line[i + sel[j]].len,
@@ -393,19 +391,46 @@ struct chunk {
 	unsigned char *again;	/* scratch of bloom_add_claim: n bytes */
 };
 
+/*
+ * add --new to a pipe or socket: writes the new lines of the n of g from
+ * the first, and puts in line to be set, in input order, each with the
+ * output offset the reader must take first, the new ones and (a window
+ * that renews) those seen again.
+ */
+static enum stream_end
+write_waiting(struct engine *e, const struct line_group *g, size_t first,
+    size_t n)
+{
+	int renews = bloom_sets_found(e->filter);
+	size_t i;
+
+	for (i = first; i < first + n; i++) {
+		if (e->hit[i] == 1 && output_line(&e->out, g->line[i].data,
+		    g->line[i].len, e->delim) == -1)
+			return STREAM_WRITE_ERROR;
+		if (e->hit[i] == 1 || (e->hit[i] == 0 && renews))
+			pending_push(e->pending, g->hash[i],
+			    output_offset(&e->out), e->hit[i]);
+	}
+	return STREAM_DONE;
+}
+
 /* Writes the selected lines of the first n of chunk c. */
 static enum stream_end
 write_chunk(struct engine *e, const struct chunk *c, size_t n)
 {
 	if (!e->emit)
 		return STREAM_DONE;
+	if (c->g != NULL && e->pending != NULL)
+		return write_waiting(e, c->g, c->first, n);
 	if (c->g != NULL)
 		return write_selected(e, c->g, c->first, n);
 	return write_batch(e, n);
 }
 
-/* Marks as neither new nor found (BLOOM_CLAIMED: not written, not set)
- * the new lines of a chunk whose first copy waits to be taken. */
+/* Marks as found, a line seen again, the new lines of a chunk whose
+ * first copy waits to be taken: as to a file, where it would have been
+ * set by now. */
 static void
 drop_waiting(const struct pending *p, const uint64_t *hash,
     unsigned char *hit, size_t k)
@@ -414,18 +439,15 @@ drop_waiting(const struct pending *p, const uint64_t *hash,
 
 	for (i = 0; p->n > 0 && i < k; i++)
 		if (hit[i] == 1 && pending_holds(p, hash[i]))
-			hit[i] = BLOOM_CLAIMED;
+			hit[i] = 0;
 }
 
-/* Moves into e->marks the lines waiting that the reader has taken. */
+/* Moves into e->marks the keys waiting that the reader has taken. */
 static void
 take_taken(struct engine *e)
 {
-	size_t n = pending_take(e->pending, output_taken(&e->out),
-	    e->marks + e->nmarks);
-
-	memset(e->marknew + e->nmarks, 1, n);
-	e->nmarks += n;
+	e->nmarks += pending_take(e->pending, output_taken(&e->out),
+	    e->marks + e->nmarks, e->marknew + e->nmarks);
 }
 
 /* Waits up to *ms for the reader to take more, doubling *ms up to 64.
@@ -457,28 +479,19 @@ make_room(struct engine *e, size_t k)
 
 /*
  * Once the lines of chunk c are written: sets, in one bloom_add_set, the
- * bits of the lines waiting that the reader has taken and of the chunk's
- * lines that are not new (a window remembers them from now); the chunk's
- * new lines wait (write_selected put them there).  Sets *done to c->n
- * unless it fails.
+ * keys waiting that the reader has taken the lines before of; the others,
+ * the chunk's among them, wait (write_waiting put them there).  Sets
+ * *done to c->n unless it fails.
  */
 static enum stream_end
 mark_taken(struct engine *e, const struct chunk *c, size_t *done)
 {
-	size_t i, m, set;
+	size_t set;
 
 	take_taken(e);
-	m = e->nmarks;
-	/* A window sets found lines too: not one whose first copy waits. */
-	for (i = 0; i < c->n; i++) {
-		e->marks[m + i] = c->hash[i];
-		e->marknew[m + i] = c->hit[i] == 1 || (c->hit[i] == 0 &&
-		    pending_holds(e->pending, c->hash[i])) ? BLOOM_CLAIMED :
-		    c->hit[i];
-	}
-	e->nmarks = 0;
 	e->status = bloom_add_set(e->filter, NULL, e->marks, e->marknew,
-	    m + c->n, &set);
+	    e->nmarks, &set);
+	e->nmarks = 0;
 	if (e->status != BLOOM_OK)
 		return STREAM_FILTER_ERROR;
 	*done = c->n;
