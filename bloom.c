@@ -584,6 +584,12 @@ bloom_finds_repeats(const struct bloom *b)
 	return b->mode->finds_repeats;
 }
 
+int
+bloom_sets_found(const struct bloom *b)
+{
+	return b->mode->sets_found;
+}
+
 /* ==== The operations: one entry point each, for both passes ==== */
 
 /*

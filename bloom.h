@@ -180,6 +180,10 @@ int bloom_add(struct bloom *b, const struct bloom_pass *v,
  * repeated in a call (stream/repeats.h). */
 int bloom_finds_repeats(const struct bloom *b);
 
+/* Returns 1 if bloom_add_set sets the keys marked 0 too (a window that
+ * renews: a key seen again is remembered from now), else 0. */
+int bloom_sets_found(const struct bloom *b);
+
 /* Sets isnew[i] to 1 if key i is in no live segment, else 0
  * (BLOOM_ELSEWHERE for a key another slice holds), and sets no bit; if
  * bloom_finds_repeats, a key is 0 too where the keys before it in the n

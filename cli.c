@@ -42,8 +42,8 @@ static const char *const synopsis[NCMD] = {
 	"bloom create --like template [-f] [--slice i/n | auto] [--slices n]\n"
 	"             filter"),
 	("bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]\n"
-	"          [--memory size] [--no-create] [--progress] [--sync] filter\n"
-	"          [file ...]"),
+	"          [--memory size] [--no-create] [--pass-over] [--progress]\n"
+	"          [--sync] filter [file ...]"),
 	("bloom check [-cHhqvz] [-f list [-d delim]] [--memory size]\n"
 	"            [--progress] [--which] filter [file ...]\n"
 	"bloom check -F filter [-F filter ...] [-cHhqvz] [-f list [-d delim]]\n"
@@ -108,13 +108,16 @@ static const char *const option_help[NCMD] = {
 	"               an empty filter with the template's seed, mode,\n"
 	"               geometry and generations: one that merge accepts\n"
 	"  --dry-run    print what would be made; make nothing\n"
-	"  -f           replace an existing file\n"),
+	"  -f           replace an existing file; without it, an existing\n"
+	"               filter made as asked is left as it is (exit 0), one\n"
+	"               made otherwise refused, naming what differs\n"),
 	("Add lines to the filter.  A missing filter is created growable, for\n"
 	"8000000 lines at first (-n) and a rate of 0.01 (-p), unless\n"
 	"--no-create is given or BLOOM_NO_CREATE is set to 1, yes, true or on.\n"
 	"  -N, --new    write the lines that were not yet in the filter; a\n"
-	"               line is added only once written, and written as soon\n"
-	"               as the input stops coming\n"
+	"               line is added only once written (to a pipe, once its\n"
+	"               reader took it), and written as soon as the input\n"
+	"               stops coming\n"
 	"  -D, --dups   write the lines that were already in it: every repeat,\n"
 	"               not the first occurrence (as awk 'seen[$0]++')\n"
 	"  -f list      the key is these fields (1,3 or 2- as in cut), not the\n"
@@ -130,6 +133,8 @@ static const char *const option_help[NCMD] = {
 	"  --memory S   bytes bloom may use (512M, 1GB); default: the cgroup\n"
 	"               limit or available memory\n"
 	"  --no-create  fail if the filter does not exist\n"
+	"  --pass-over  a slice passes over the lines of other slices and\n"
+	"               says so; without it they are an error (exit 2)\n"
 	"  --progress   a status line on standard error as it goes\n"
 	"  --sync       write the filter to stable storage before exiting;\n"
 	"               with -N or -D, sync the output before adding its lines\n"
@@ -173,15 +178,17 @@ static const char *const option_help[NCMD] = {
 	"only read.\n"
 	"  --by n       fold by n, which must divide the blocks of every\n"
 	"               segment (default: each segment as far as the lines it\n"
-	"               holds allow at its target rate; a slice needs it)\n"
+	"               holds allow at its target rate; a slice needs it; if\n"
+	"               none can fold, nothing is written and fold exits 2)\n"
 	"  -f           replace an existing output file\n"),
 	("Split lines by the slice of filter that holds them: each line is\n"
 	"written after its slice number and a tab, or with -o to the file\n"
 	"prefix followed by the slice number.\n"
-	"  -o prefix    write slice i's lines to the file prefix<i>\n"
+	"  -o prefix    write slice i's lines to the file prefix<i>; needs\n"
+	"               --slices\n"
 	"  --slices n   the number of slices, which must divide the whole\n"
-	"               filter's blocks (a slice knows its own, and routes\n"
-	"               for another count with --slices)\n"
+	"               filter's blocks (without -o, a slice routes for its\n"
+	"               own count unless told)\n"
 	"  -z           lines end with NUL, not newline\n"),
 	"Describe a command, or all of them.\n",
 };

@@ -187,6 +187,110 @@ task_slice(const char *path, uint32_t slices, uint32_t *slice)
 	return 0;
 }
 
+/*
+ * Writes into msg, if the filter have was not made as want plans, the
+ * first parameter that differs, as the option that sets it, with both
+ * values.  The seed counts only if given (seeded).  Returns 1 if one
+ * differs, else 0.
+ */
+static int
+differs(char *msg, size_t size, const struct bloom_header *have,
+    const struct bloom_header *want, int seeded)
+{
+	static const char *const mode[] = { "fixed", "growable", "window" };
+	const struct segment_info *h = &have->seg[0], *w = &want->seg[0];
+
+#define NUMBER(cond, name, a, b) if (cond) return snprintf(msg, size, \
+	"%s %" PRIu64 ", not %" PRIu64, name, (uint64_t)(a), (uint64_t)(b)) > 0
+#define RATE(field, name) if (have->field != want->field) return \
+	snprintf(msg, size, "%s %g, not %g", name, have->field, \
+	want->field) > 0
+	if (have->mode != want->mode && have->mode <= MODE_WINDOW &&
+	    want->mode <= MODE_WINDOW)
+		return snprintf(msg, size, "a %s filter, not a %s one",
+		    mode[have->mode], mode[want->mode]) > 0;
+	if (have->layout != want->layout)
+		return snprintf(msg, size, "--layout %s, not %s",
+		    have->layout == LAYOUT_APBF ? "apbf" : "blocked",
+		    want->layout == LAYOUT_APBF ? "apbf" : "blocked") > 0;
+	NUMBER(have->mode == MODE_WINDOW && have->slots != want->slots,
+	    "--generations", have->slots, want->slots);
+	NUMBER(have->window_ms != want->window_ms, "--window (ms)",
+	    have->window_ms, want->window_ms);
+	NUMBER(have->capacity != want->capacity, "-n", have->capacity,
+	    want->capacity);
+	RATE(target_fpr, "-p");
+	RATE(growth, "--growth");
+	NUMBER(have->mode == MODE_FIXED && h->nblocks != w->nblocks,
+	    "-s (bytes)", h->nblocks * BLOCK_BYTES, w->nblocks * BLOCK_BYTES);
+	NUMBER(have->mode == MODE_FIXED && h->hashes != w->hashes, "-k",
+	    h->hashes, w->hashes);
+	if (have->slice != want->slice || have->slices != want->slices)
+		return snprintf(msg, size, "--slice %" PRIu32 "/%" PRIu32
+		    ", not %" PRIu32 "/%" PRIu32, have->slice, have->slices,
+		    want->slice, want->slices) > 0;
+	NUMBER(have->whole_nblocks != want->whole_nblocks,
+	    "--slices (blocks of the whole)", have->whole_nblocks,
+	    want->whole_nblocks);
+	NUMBER(have->max_bytes != want->max_bytes, "--max-size",
+	    have->max_bytes, want->max_bytes);
+	if ((have->flags ^ want->flags) & WINDOW_NO_RENEW)
+		return snprintf(msg, size, "%s, not %s", have->flags &
+		    WINDOW_NO_RENEW ? "--no-renew" : "renewal",
+		    want->flags & WINDOW_NO_RENEW ? "--no-renew" :
+		    "renewal") > 0;
+	NUMBER(seeded && have->seed != want->seed, "--seed", have->seed,
+	    want->seed);
+#undef NUMBER
+#undef RATE
+	return 0;
+}
+
+/*
+ * Without -f, a path that exists: a filter made as want plans is left as
+ * it is and create succeeds, as mkdir -p does with a directory, so that a
+ * daily job may create before each run; one made otherwise is an error
+ * naming what differs.  Returns 0 if path is not there or not a filter
+ * (create then refuses it), 1 if it is the filter asked for, or -1 having
+ * said why not.
+ */
+static int
+exists_as_planned(const char *path, const struct bloom_header *want,
+    int seeded)
+{
+	struct bloom *b;
+	struct bloom_header h;
+	struct stat st;
+	char what[160];
+	int other;
+
+	/* Not there, or not a filter: create says why not, if it cannot. */
+	if (stat(path, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    bloom_open(&b, path, 0, tell_open_waits, &h) != BLOOM_OK)
+		return 0;
+	other = differs(what, sizeof what, bloom_header(b), want, seeded);
+	bloom_close(b);
+	if (!other)
+		return 1;
+	msg_warn("%s: exists and differs: %s (use -f to replace it, losing "
+	    "its lines)", path, what);
+	return -1;
+}
+
+/* exists_as_planned for what spec (slice of slices, if slices is not 0)
+ * plans; 0 if it plans nothing (create then says why). */
+static int
+exists_as_asked(const char *path, const struct bloom_spec *spec,
+    uint32_t slice, uint32_t slices, int seeded)
+{
+	static struct bloom_header h;
+
+	if (plan_filter(spec, &h) != BLOOM_OK || (slices != 0 &&
+	    plan_slice(&h, slice, slices) != BLOOM_OK))
+		return 0;
+	return exists_as_planned(path, &h, seeded);
+}
+
 /* Creates path like the filter at template, or slice slice of slices of
  * its whole filter if slices is not 0; with slice_auto, the slice is the
  * task's, of slices or else of the template's count.  Returns an exit
@@ -224,6 +328,8 @@ create_like(const char *path, const char *template, uint32_t slice,
 		    bloom_strerror(s));
 		return EXIT_TROUBLE;
 	}
+	if (!force && (s = exists_as_planned(path, &h, 1)) != 0)
+		return s == 1 ? 0 : EXIT_TROUBLE;
 	s = bloom_create_header(path, &h, force, tell_create_waits);
 	if (s != BLOOM_OK) {
 		tell_create_error(path, s);
@@ -313,7 +419,7 @@ create_slice(const char *path, struct bloom_spec *spec, uint32_t slice,
     uint32_t slices, int force, int dry_run)
 {
 	struct bloom_header h;
-	uint64_t free_bytes;
+	uint64_t free_bytes, most;
 	char need[32], have[32];
 	FILE *report;
 	int s;
@@ -321,6 +427,16 @@ create_slice(const char *path, struct bloom_spec *spec, uint32_t slice,
 	spec->created_ms = dry_run ? 0 : now_ms();
 	if ((s = plan_filter(spec, &h)) == BLOOM_OK)
 		s = plan_slice(&h, slice, slices);
+	if (s == BLOOM_ESLICE_DIVIDE && (most = plan_most_slices(
+	    spec->first.nblocks)) > 1) {
+		msg_warn("%s: the whole filter's %" PRIu64 " blocks do not "
+		    "divide into %" PRIu32 " slices; of the counts --slices "
+		    "rounds for, the most they divide into is %" PRIu64
+		    " (--slice %" PRIu32 "/%" PRIu64 ")", path,
+		    spec->first.nblocks, slices, most, slice < most ? slice : 0,
+		    most);
+		return EXIT_TROUBLE;
+	}
 	if (s != BLOOM_OK) {
 		msg_warn("%s: %s", path, bloom_strerror(s));
 		return EXIT_TROUBLE;
@@ -585,6 +701,9 @@ cmd_create(int argc, char **argv)
 		if (solve_fixed(argv[0], p, what, cut) == -1)
 			return finish(EXIT_TROUBLE);
 	}
+	if (!force && !dry_run && (s = exists_as_asked(argv[0], &spec, slice,
+	    slices, have_seed)) != 0)
+		return finish(s == 1 ? 0 : EXIT_TROUBLE);
 	if (slices != 0)
 		return finish(create_slice(argv[0], &spec, slice, slices,
 		    force, dry_run));
@@ -659,6 +778,18 @@ same_file(const struct bloom *b, const char *path)
 	return same;
 }
 
+/* Whether the fold fp planned leaves every segment as it is. */
+static int
+folds_nothing(const struct fold_plan *fp)
+{
+	uint64_t i;
+
+	for (i = 0; i < fp->h.nsegments && i < SEGMENTS_MAX; i++)
+		if (fp->by[i] > 1)
+			return 0;
+	return 1;
+}
+
 int
 cmd_fold(int argc, char **argv)
 {
@@ -715,6 +846,13 @@ cmd_fold(int argc, char **argv)
 	}
 	if (fold_plan(filter, by, fp) == -1) {
 		tell_fold_refusal(argv[0], fp, by);
+		goto out;
+	}
+	/* A same-size copy is no fold: say so, as cmp or rsync would. */
+	if (by == 0 && folds_nothing(fp)) {
+		msg_warn("%s: no segment folds and keeps its rate with the keys "
+		    "it holds: nothing written (--by n folds past the rate)",
+		    argv[0]);
 		goto out;
 	}
 	if ((s = fold_write(filter, fp, argv[1], force,

@@ -106,6 +106,58 @@ tell_undelimited(const struct engine *job, const char *file)
 	    input_name(file), shown);
 }
 
+/* Whether fd is a regular file that begins as a filter file does: the
+ * bytes of some filter, never lines to add or check. */
+static int
+has_filter_magic(int fd)
+{
+	struct bloom_header h;
+	unsigned char buf[8];
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    pread(fd, buf, sizeof buf, 0) == (ssize_t)sizeof buf &&
+	    bloom_header_parse(buf, sizeof buf, (uint64_t)st.st_size, &h) !=
+	    BLOOM_EMAGIC;
+}
+
+/*
+ * Refuses, before add opens or creates filter, the named inputs that are
+ * filter files other than filter itself (which stream_files refuses): a
+ * filter put after its input ('add --new new.txt seen.bf') would create a
+ * filter named for the input and write the other's bytes as lines.
+ * Returns 0, or -1 having said which.
+ */
+static int
+refuse_filter_inputs(const char *filter, int nfiles, char **files)
+{
+	static char *stdin_only[] = { "-" };
+	struct stat f, in;
+	int i, fd, bad = 0, known = stat(filter, &f) == 0;
+
+	if (nfiles == 0) {
+		nfiles = 1;
+		files = stdin_only;
+	}
+	for (i = 0; i < nfiles; i++) {
+		if (strcmp(files[i], "-") == 0)
+			fd = STDIN_FILENO;
+		else if ((fd = open(files[i], O_RDONLY | O_NONBLOCK |
+		    O_CLOEXEC)) == -1)
+			continue;	/* stream_files says why */
+		if (has_filter_magic(fd) && !(known && fstat(fd, &in) == 0 &&
+		    in.st_dev == f.st_dev && in.st_ino == f.st_ino)) {
+			msg_warn("%s: input file is a filter: nothing added "
+			    "(the filter comes first: bloom add [options] "
+			    "filter [file ...])", input_name(files[i]));
+			bad = 1;
+		}
+		if (fd != STDIN_FILENO)
+			close(fd);
+	}
+	return bad ? -1 : 0;
+}
+
 /*
  * Runs job over the files (standard input if none).  A file that cannot be
  * read is reported and the others are still processed.  Returns 0, 1 if
@@ -115,7 +167,7 @@ static int
 stream_files(struct engine *job, int nfiles, char **files)
 {
 	static char *stdin_only[] = { "-" };
-	int i, fd, own, trouble = 0;
+	int i, fd, own, magic, trouble = 0;
 	enum stream_end e;
 	uint64_t before, lines;
 	int name_counts = file_names == 1 || (file_names == -1 && nfiles > 1);
@@ -136,10 +188,11 @@ stream_files(struct engine *job, int nfiles, char **files)
 		/* A filter's own bytes are never lines to add or check: a
 		 * glob or a slip put it among the inputs. */
 		own = is_filter(job, fd);
-		if (own || (writes && is_own_output(fd))) {
-			msg_warn("%s: input file is also %s",
-			    input_name(files[i]), own ? "a filter" :
-			    "the output");
+		magic = !own && has_filter_magic(fd);
+		if (own || magic || (writes && is_own_output(fd))) {
+			msg_warn("%s: input file is %s", input_name(files[i]),
+			    own ? "also a filter" : magic ? "a filter" :
+			    "also the output");
 			if (fd != STDIN_FILENO)
 				close(fd);
 			trouble = 1;
@@ -186,14 +239,21 @@ stream_files(struct engine *job, int nfiles, char **files)
 		}
 		if (fd != STDIN_FILENO)
 			close(fd);
-		if (e == STREAM_WRITE_ERROR)
+		if (e == STREAM_WRITE_ERROR) {
+			/* The lines the reader took are marked all the same. */
+			engine_drain(job);
 			return -1;
+		}
 		if (e == STREAM_STOP)
 			break;
 	}
-	if (engine_flush(job) == -1)
-		return -1;
-	return trouble;
+	/* add --new to a pipe: the lines its reader takes are marked. */
+	if ((e = engine_drain(job)) == STREAM_FILTER_ERROR) {
+		msg_warn("%s: %s", bloom_path(job->filter),
+		    bloom_strerror(job->status));
+		return -2;
+	}
+	return e == STREAM_DONE ? trouble : -1;
 }
 
 /* Sets up e's buffers and line reader, or says why not.  Returns 0 or -1. */
@@ -428,6 +488,38 @@ parse_memory(enum command cmd, const char *arg)
 	return v;
 }
 
+/* A SIGPIPE that kill(1) sent ends us as before; the kernel's, for a write
+ * to a pipe whose reader left (sent as if by ourselves), is left to the
+ * EPIPE that write(2) returns. */
+static void
+on_sigpipe(int sig, siginfo_t *si, void *context)
+{
+	(void)context;
+	if (si->si_code == SI_USER && si->si_pid == getpid())
+		return;
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/*
+ * For add --new: lets a write to a pipe whose reader left fail with EPIPE
+ * rather than kill us, so that the lines the reader took are marked seen
+ * before we go.  Returns 1 if SIGPIPE was to kill us.
+ */
+static int
+hold_sigpipe(void)
+{
+	struct sigaction sa, old;
+
+	if (sigaction(SIGPIPE, NULL, &old) == -1 || old.sa_handler != SIG_DFL)
+		return 0;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_sigpipe;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	return sigaction(SIGPIPE, &sa, NULL) == 0;
+}
+
 int
 cmd_add(int argc, char **argv)
 {
@@ -438,6 +530,7 @@ cmd_add(int argc, char **argv)
 		{ "sync", no_argument, NULL, OPT_SYNC },
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "no-create", no_argument, NULL, OPT_NO_CREATE },
+		{ "pass-over", no_argument, NULL, OPT_PASS_OVER },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -447,7 +540,8 @@ cmd_add(int argc, char **argv)
 	const char *why;
 	struct bloom *filter;
 	struct engine job;
-	int ch, rc, sync = 0, dups = 0, shown = 0, may_create = 1;
+	int ch, rc, sync = 0, dups = 0, shown = 0, may_create = 1, sigpipe;
+	int pass_over = 0;
 
 	memset(&job, 0, sizeof job);
 	job.adding = 1;
@@ -490,6 +584,9 @@ cmd_add(int argc, char **argv)
 		case OPT_PROGRESS:
 			shown = 1;
 			break;
+		case OPT_PASS_OVER:
+			pass_over = 1;
+			break;
 		case OPT_NO_CREATE:
 			may_create = 0;
 			break;
@@ -519,6 +616,8 @@ cmd_add(int argc, char **argv)
 		    "false, off or nothing to leave it on", env);
 	if (may_create == 1 && env != NULL && parse_switch(env) == 1)
 		may_create = -1;
+	if (refuse_filter_inputs(argv[0], argc - 1, argv + 1) == -1)
+		return finish(EXIT_TROUBLE);
 	if (engine_setup(&job) == -1 ||
 	    open_for_add(&filter, argv[0], may_create, &want) == -1) {
 		engine_free(&job);
@@ -533,18 +632,32 @@ cmd_add(int argc, char **argv)
 	job.filter = filter;
 	job.notice = notice;
 	start_progress(&job, shown, argc - 1, argv + 1);
+	sigpipe = job.emit && !dups && hold_sigpipe();
 	rc = stream_files(&job, argc - 1, argv + 1);
 	if (shown)
 		show_status(&job, progress_now(), 1, 0);
 	if (rc == -1)
 		output_error(&job.out);
-	elsewhere_note(&job);
+	if (pass_over || job.elsewhere == 0)
+		elsewhere_note(&job);
+	else {
+		/* The stage would lose them: a router that does not match. */
+		msg_warn("%s: %" PRIu64 " line%s of other slices of the filter "
+		    "not added (bloom route splits a stream by slice; "
+		    "--pass-over passes them over)", argv[0], job.elsewhere,
+		    job.elsewhere == 1 ? "" : "s");
+		rc = rc == 0 ? 1 : rc;
+	}
 	if (sync && bloom_sync(filter) != BLOOM_OK) {
 		msg_warn("%s: cannot sync: %s", argv[0], strerror(errno));
 		rc = -1;
 	}
 	bloom_close(filter);
 	engine_free(&job);
+	if (rc == -1 && job.out.err == EPIPE && sigpipe) {
+		signal(SIGPIPE, SIG_DFL);	/* as the write would have */
+		raise(SIGPIPE);
+	}
 	return finish(rc == 0 ? 0 : EXIT_TROUBLE);
 }
 
@@ -817,6 +930,10 @@ cmd_route(int argc, char **argv)
 	argv += optind;
 	if (argc < 1)
 		usage_error(CMD_ROUTE, "route: no filter named");
+	/* A router is often a slice of thousands: say how many files. */
+	if (prefix != NULL && slices == 0)
+		usage_error(CMD_ROUTE, "route: -o writes a file for each slice: "
+		    "say how many with --slices");
 	s = bloom_open(&filter, argv[0], 0, tell_open_waits, &seen);
 	if (s != BLOOM_OK) {
 		filter_error(argv[0], s, &seen);

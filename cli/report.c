@@ -198,6 +198,10 @@ report_stats_text(FILE *fp, const char *path, const struct bloom_header *h,
 	fputc('\n', fp);
 	fprintf(fp, "inserted: %" PRIu64 "\n", st->inserted);
 	fprintf(fp, "percent_of_capacity: %.1f\n", percent_of_capacity(st));
+	/* A growable filter's capacity is no limit: it grows past it. */
+	if (h->mode == MODE_GROW)
+		fputs("note: it grows: capacity and percent_of_capacity are of "
+		    "its segments so far\n", fp);
 	fprintf(fp, "bits_set: %" PRIu64 "\n", st->bits_set);
 	fprintf(fp, "fill: %.6f\n", st->fill);
 	fprintf(fp, "estimated_items: %.0f\n", st->estimated_items);
@@ -336,11 +340,13 @@ report_stats_json(FILE *fp, const char *path, const struct bloom_header *h,
 	fprintf(fp, ",\"inserted\":%" PRIu64 ",\"percent_of_capacity\":%.1f"
 	    ",\"bits_set\":%" PRIu64 ",\"fill\":%.6f"
 	    ",\"estimated_items\":%.0f,\"estimated_fpr\":%.6g"
-	    ",\"over_capacity\":%s,\"sparse\":%s,\"segments\":[",
+	    ",\"over_capacity\":%s,\"sparse\":%s,\"grows\":%s"
+	    ",\"segments\":[",
 	    st->inserted, percent_of_capacity(st), st->bits_set,
 	    st->fill, st->estimated_items, st->estimated_fpr,
 	    st->over_capacity ? "true" : "false",
-	    st->sparse ? "true" : "false");
+	    st->sparse ? "true" : "false",
+	    h->mode == MODE_GROW ? "true" : "false");
 	for (i = 0; i < st->nsegments; i++) {
 		const struct segment_stats *ss = &st->seg[i];
 

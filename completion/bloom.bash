@@ -35,7 +35,7 @@ _bloom()
 		    --layout --slices --seed --like --slice'
 		fileopts='--like' ;;
 	add)
-		opts='-D --dups -N --new -z -f -d -n -p --memory --no-create
+		opts='-D --dups -N --new -z -f -d -n -p --memory --no-create --pass-over
 		    --progress --sync --help'
 		argopts='-f -d -n -p --memory' ;;
 	check)

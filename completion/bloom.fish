@@ -48,6 +48,7 @@ complete -c bloom -n "__fish_seen_subcommand_from add" -s D -l dups -d 'Write th
 complete -c bloom -n "__fish_seen_subcommand_from add" -s n -x -d "Capacity of a missing filter's first segment (K, M, G)"
 complete -c bloom -n "__fish_seen_subcommand_from add" -s p -x -d 'False-positive rate of a missing filter'
 complete -c bloom -n "__fish_seen_subcommand_from add" -l no-create -d 'Fail if the filter does not exist'
+complete -c bloom -n "__fish_seen_subcommand_from add" -l pass-over -d 'A slice passes over the lines of other slices, not an error'
 complete -c bloom -n "__fish_seen_subcommand_from add" -l sync -d 'Sync the filter before exiting; with -N or -D the output before adding its lines'
 complete -c bloom -n "__fish_seen_subcommand_from check" -s c -d 'Write the number of selected lines'
 complete -c bloom -n "__fish_seen_subcommand_from check" -s H -d 'Name the file before each count or line'

@@ -321,8 +321,13 @@ class Filter:
         slice_i, slices, whole = r32(b, 96), r32(b, 100), r64(b, 104)
         max_bytes, flags = r64(b, 112), r32(b, 120)
         nseg, epoch = r64(b, 136), r64(b, 144)
-        need(not any(b[124:128]) and not any(b[152:256]),
+        base = r64(b, 152)
+        need(not any(b[124:128]) and not any(b[160:256]) and
+             (base == 0 or (mode == 2 and window != 0)),
              "corrupt header (reserved bytes not zero)")
+        # A timed window's clock starts at base, once a rotation by hand
+        # moved it; else at its creation.
+        self.base = base if base != 0 else self.created
         need(not (self.layout == 2 and mode in (0, 1)),
              "corrupt header (unknown layout)")
         if mode == 0:
@@ -404,8 +409,8 @@ class Filter:
         file's, whichever is later."""
         e = 0
         now = time.time_ns() // 1000000
-        if self.window != 0 and now > self.created:
-            t, g = now - self.created, self.gens - 1
+        if self.window != 0 and now > self.base:
+            t, g = now - self.base, self.gens - 1
             e = t // self.window * g + t % self.window * g // self.window
         return max(min(e, EPOCH_MAX), self.epoch)
 

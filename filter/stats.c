@@ -37,8 +37,8 @@ window_times(const struct bloom *b, unsigned i, struct segment_stats *ss)
 		return;
 	if (gen > (uint64_t)INT64_MAX / h->window_ms / (g + 1))
 		return;
-	ss->created_ms = (int64_t)(h->created_ms + gen * h->window_ms / g);
-	ss->expires_ms = (int64_t)(h->created_ms + (gen + g + 1) *
+	ss->created_ms = (int64_t)(h->base_ms + gen * h->window_ms / g);
+	ss->expires_ms = (int64_t)(h->base_ms + (gen + g + 1) *
 	    h->window_ms / g);
 }
 

@@ -38,10 +38,63 @@ output_init(struct output *out, int fd, unsigned char delim)
 	memset(out, 0, sizeof *out);
 	out->fd = fd;
 	out->delim = delim;
-	out->pipe = fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
+	if (fstat(fd, &st) == 0) {
+		out->pipe = S_ISFIFO(st.st_mode);
+		out->regular = S_ISREG(st.st_mode);
+		out->queue = out->pipe ? OUTPUT_PIPE :
+		    S_ISSOCK(st.st_mode) ? OUTPUT_SOCKET : 0;
+	}
 	out->cap = OUTPUT_SIZE;
 	out->buf = malloc(out->cap);
 	return out->buf == NULL ? -1 : 0;
+}
+
+/* Whether the reader of out has gone: a pipe says POLLERR, a socket
+ * POLLHUP. */
+static int
+reader_gone(const struct output *out)
+{
+	struct pollfd pfd;
+
+	pfd.fd = out->fd;
+	pfd.events = 0;
+	pfd.revents = 0;
+	return poll(&pfd, 1, 0) == 1 && pfd.revents & (POLLERR | POLLHUP);
+}
+
+uint64_t
+output_taken(struct output *out)
+{
+	int unread;
+
+	if (out->queue == 0 || ioctl(out->fd, out->queue == OUTPUT_PIPE ?
+	    FIONREAD : TIOCOUTQ, &unread) == -1 || unread < 0)
+		return out->written;
+	/* A socket's queue is dropped once its reader has gone, unread:
+	 * then only what was known before counts.  Its reader closes after
+	 * it says so, so a count asked before that is still true. */
+	if (out->queue == OUTPUT_SOCKET && reader_gone(out))
+		return out->taken;
+	if ((uint64_t)unread < out->written &&
+	    out->written - (uint64_t)unread > out->taken)
+		out->taken = out->written - (uint64_t)unread;
+	return out->taken;
+}
+
+int
+output_wait_taken(struct output *out, int ms)
+{
+	struct pollfd pfd;
+
+	pfd.fd = out->fd;
+	pfd.events = 0;
+	pfd.revents = 0;
+	if (poll(&pfd, 1, ms) == 1 && pfd.revents & (POLLERR | POLLHUP)) {
+		out->failed = 1;
+		out->err = EPIPE;
+		return -1;
+	}
+	return 0;
 }
 
 void
@@ -119,6 +172,45 @@ pipe_piece(const struct output *out, const unsigned char *p, size_t len)
 	return end != NULL ? (size_t)(end - p) + 1 : room;
 }
 
+/* Counts the n bytes of p just written. */
+static void
+note_written(struct output *out, const unsigned char *p, size_t n)
+{
+	const unsigned char *last = memrchr(p, out->delim, n);
+
+	out->written += n;
+	out->tail = last != NULL ? (uint64_t)(p + n - 1 - last) :
+	    out->tail + n;
+	out->midline = out->tail != 0;
+}
+
+/*
+ * After a failed write to a regular file, cuts off the part of a line
+ * written before it (a full disk takes what fits): the file ends with a
+ * whole line, so that a rerun appending to it glues no two lines.  Only
+ * if the file still ends where we wrote last: another writer's bytes
+ * after ours are left alone.
+ */
+static void
+cut_partial_line(struct output *out)
+{
+	struct stat st;
+	off_t at;
+
+	if (!out->regular || out->tail == 0)
+		return;
+	if ((at = lseek(out->fd, 0, SEEK_CUR)) == -1 ||
+	    fstat(out->fd, &st) == -1 || st.st_size != at ||
+	    (uint64_t)at < out->tail)
+		return;
+	if (ftruncate(out->fd, at - (off_t)out->tail) == 0) {
+		(void)lseek(out->fd, at - (off_t)out->tail, SEEK_SET);
+		out->written -= out->tail;
+		out->tail = 0;
+		out->midline = 0;
+	}
+}
+
 /* Writes the len bytes of p whole, however many write(2)s it takes; open
  * is the signal mask to wait with at a line's end for room in a pipe. */
 static int
@@ -145,10 +237,11 @@ write_fully(struct output *out, const unsigned char *p, size_t len,
 				continue;
 			out->failed = 1;
 			out->err = errno;
+			cut_partial_line(out);
 			return -1;
 		}
 		if (n > 0)
-			out->midline = p[n - 1] != out->delim;
+			note_written(out, p, (size_t)n);
 		p += n;
 		len -= (size_t)n;
 	}

@@ -59,7 +59,11 @@
  *	136	8	segments in use (changes as a growable filter grows,
  *			and as a window's generations grow and expire)
  *	144	8	window: newest generation (changes at each rotation)
- *	152	104	reserved, zero
+ *	152	8	timed window: when generation 0 starts by the clock,
+ *			ms since 1970, or 0 for created (a rotation by hand
+ *			sets it, so that the generation it starts starts
+ *			then); else 0
+ *	160	96	reserved, zero
  *
  * Segment entry i, at 256 + 64 i:
  *
@@ -115,7 +119,7 @@
 #define V2_OFF_FLAGS	120
 #define V2_OFF_RESERVED1 124
 #define V2_OFF_CHECKSUM	128
-#define V2_OFF_RESERVED2 152
+#define V2_OFF_RESERVED2 160
 
 /* Segment entry */
 #define SLOT_OFF_OFFSET	0
@@ -471,11 +475,15 @@ parse_v2(const unsigned char *buf, size_t len, uint64_t file_size,
 	h->checksum = read_le64(buf + V2_OFF_CHECKSUM);
 	h->nsegments = read_le64(buf + V2_OFF_NSEGMENTS);
 	h->epoch = read_le64(buf + V2_OFF_EPOCH);
+	h->base_ms = read_le64(buf + V2_OFF_BASE);
 
 	if (!all_zero(buf + V2_OFF_RESERVED1, V2_OFF_CHECKSUM -
 	    V2_OFF_RESERVED1) || !all_zero(buf + V2_OFF_RESERVED2,
-	    V2_HEADER_SIZE - V2_OFF_RESERVED2))
+	    V2_HEADER_SIZE - V2_OFF_RESERVED2) || (h->base_ms != 0 &&
+	    (h->mode != MODE_WINDOW || h->window_ms == 0)))
 		return BLOOM_ERESERVED;
+	if (h->base_ms == 0)
+		h->base_ms = h->created_ms;
 	/* The age-partitioned layout is a window's: on a fixed or growable
 	 * filter, the layout is what is wrong, whatever else is. */
 	if (h->layout == LAYOUT_APBF && (h->mode == MODE_FIXED ||

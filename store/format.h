@@ -37,6 +37,8 @@
  * the checksums, for the code that updates them in place. */
 #define V2_OFF_NSEGMENTS	136	/* segments in use */
 #define V2_OFF_EPOCH		144	/* newest generation of a window */
+#define V2_OFF_BASE		152	/* when a timed window's generation 0
+					 * starts by the clock, 0: created */
 #define V1_OFF_INSERTED		72	/* the v1 inserted counter */
 #define SLOT_OFF_INSERTED	48	/* a segment's inserted counter */
 #define SLOT_OFF_STAMP		56	/* when made, or its generation */
@@ -131,6 +133,9 @@ struct bloom_header {
 	uint64_t checksum;	/* of the fields that never change */
 	uint64_t nsegments;	/* segments in use, when read */
 	uint64_t epoch;		/* window: the newest generation, when read */
+	uint64_t base_ms;	/* timed window: when generation 0 starts by
+				 * the clock (created, unless a rotation by
+				 * hand moved it), when read */
 	uint64_t file_size;	/* bytes the file needs (at least, for grow) */
 	struct segment_info seg[SEGMENTS_MAX];	/* the segments in use */
 	/* For messages about a v1 header: */

@@ -26,6 +26,17 @@
  * every count up to 16, 5040 by those up to 10, and so on. */
 static const uint64_t also_slices[] = { 720720, 5040, 240, 48, 16, 8, 4, 2 };
 
+uint64_t
+plan_most_slices(uint64_t nblocks)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof also_slices / sizeof also_slices[0]; i++)
+		if (nblocks % also_slices[i] == 0 && nblocks >= also_slices[i])
+			return also_slices[i];
+	return 1;
+}
+
 /*
  * Returns nblocks rounded up to a multiple of cut, and of the first of
  * also_slices whose multiple adds at most 1% to the blocks, so that the

@@ -72,6 +72,11 @@ int plan_segment(const struct bloom_header *h, unsigned i, uint64_t offset,
  * BLOOM_OK, BLOOM_ESLICE_MODE or BLOOM_ESLICE_DIVIDE. */
 int plan_slice(struct bloom_header *h, uint32_t slice, uint32_t slices);
 
+/* Returns the most slices, of the counts --slices rounds a whole filter
+ * for (720720, 5040, 240, ...), that nblocks divide into, or 1: for a
+ * message naming the count that does divide. */
+uint64_t plan_most_slices(uint64_t nblocks);
+
 /* Lays out h's segments from its data offset on, each on a page; the
  * generations of an age-partitioned window on one. */
 void plan_lay_out(struct bloom_header *h);

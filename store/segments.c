@@ -63,6 +63,7 @@
 #include "store/locks.h"
 #include "store/plan.h"
 #include "store/segments.h"
+#include "store/timing.h"
 
 #define LOCK_LIST	0	/* byte held to grow or rotate */
 #define LOCK_ADD	1	/* byte adders of a window hold */
@@ -291,19 +292,6 @@ window_target(struct bloom *b)
 			b->target = i;
 }
 
-/* The generation the clock says it is. */
-static uint64_t
-clock_epoch(const struct bloom_header *h)
-{
-	uint64_t now = now_ms(), t, w = h->window_ms, g = h->slots - 1;
-
-	if (w == 0 || now <= h->created_ms)
-		return 0;
-	t = now - h->created_ms;
-	/* t (G - 1) / W without overflow: t % W < 2^52, G - 1 < 64. */
-	return t / w * g + t % w * g / w;
-}
-
 /* Returns 1 if segment i of a window holds a generation that is live
  * when the generation now is epoch. */
 static int
@@ -395,7 +383,10 @@ segments_refresh(struct bloom *b)
 		file_epoch = format_epoch(b->head);
 		if (file_epoch > EPOCH_MAX)
 			return BLOOM_EEPOCH;
-		b->epoch = clock_epoch(&b->hdr);
+		b->hdr.base_ms = format_word_load(head_word(b, V2_OFF_BASE));
+		if (b->hdr.base_ms == 0)
+			b->hdr.base_ms = b->hdr.created_ms;
+		b->epoch = timing_epoch(&b->hdr, now_ms());
 		if (b->epoch > EPOCH_MAX)
 			b->epoch = EPOCH_MAX;
 		if (b->epoch < file_epoch)
@@ -933,11 +924,18 @@ segments_read_end(struct bloom *b)
 int
 segments_rotate(struct bloom *b)
 {
+	uint64_t base;
 	int s;
 
 	if (b->hdr.mode != MODE_WINDOW)
 		return BLOOM_EMODE;
 	if ((s = segments_refresh(b)) != BLOOM_OK)
 		return s;
-	return rotate_to(b, b->epoch + 1, 0);
+	if ((s = rotate_to(b, b->epoch + 1, 0)) != BLOOM_OK ||
+	    (base = timing_restart(&b->hdr, format_epoch(b->head),
+	    now_ms())) == 0)
+		return s;
+	/* The generation started by hand starts now (timing.c). */
+	format_word_store(head_word(b, V2_OFF_BASE), base);
+	return sync_head(b);
 }

@@ -14,6 +14,19 @@
  * set.  Whatever stops it in between leaves the chunk's lines unmarked,
  * to be called new again by the next run: repeated, never lost.
  *
+ * To a pipe or a socket, written is not enough: lines the reader has not
+ * taken out of the pipe are lost if it dies.  There add --new notes where
+ * each new line ends in the output and, after each chunk, asks how many
+ * bytes the reader has not taken yet (output_taken): it marks seen the
+ * lines taken, and the others wait (pending.c), each marked as soon as a
+ * later chunk, a pause of the input or the end finds it taken; at the end
+ * it waits for the reader to take them all.  A renewing window's lines
+ * seen again wait in line with them, so that the keys are set in input
+ * order, as to a file.  Only the marking waits: the lines are written as
+ * before.  A line repeated while its first copy waits is not written
+ * again: it is a line seen again.  A sorted batch's lines wait in no
+ * table: its reader takes them all before any is marked.
+ *
  * Whenever the input stops coming (a read would block), the lines held
  * are answered and written at once, a batch too, however small: sorted
  * batches are only as large as the input that is already there.
@@ -30,6 +43,8 @@
 
 #define LIVE_CHUNK	8192	/* lines of a group an add --new tests,
 				 * writes and sets at a time */
+#define MARKS_MAX	(PENDING_MAX + LIVE_CHUNK)	/* keys set at
+				 * once: those waiting, and a chunk's */
 
 int
 engine_init(struct engine *e)
@@ -73,10 +88,42 @@ free_plans(struct engine *e)
 		bloom_pretest_free(e->plan[--e->nplans]);
 }
 
+/* Starts keeping the lines written and not yet taken, for an add --new
+ * to a pipe or socket.  Returns 0, or -1 with errno set. */
+static int
+pending_start(struct engine *e)
+{
+	if ((e->pending = malloc(sizeof *e->pending)) == NULL)
+		return -1;
+	if (pending_init(e->pending) == -1) {
+		free(e->pending);
+		e->pending = NULL;
+		return -1;
+	}
+	/* Taken since the last set: those waiting then, and a chunk. */
+	e->marks = malloc(MARKS_MAX * sizeof e->marks[0]);
+	e->marknew = malloc(MARKS_MAX);
+	return e->marks == NULL || e->marknew == NULL ? -1 : 0;
+}
+
+static void
+pending_stop(struct engine *e)
+{
+	if (e->pending != NULL)
+		pending_free(e->pending);
+	free(e->pending);
+	free(e->marks);
+	free(e->marknew);
+	e->pending = NULL;
+	e->marks = NULL;
+	e->marknew = NULL;
+}
+
 void
 engine_free(struct engine *e)
 {
 	free_plans(e);
+	pending_stop(e);
 	if (e->batch != NULL) {
 		batch_free(e->batch);
 		free(e->batch);
@@ -108,6 +155,16 @@ engine_flush(struct engine *e)
 	return rc;
 }
 
+/* Tells e->notice of what the filter's adds since the last call did. */
+static void
+tell_events(struct engine *e)
+{
+	unsigned events = bloom_events(e->filter);
+
+	if (events != 0 && e->notice != NULL)
+		e->notice(e->filter, events);
+}
+
 /*
  * Books n lines of bytes input bytes that the filter answered, hit[i]
  * for line i (NULL for lines routed, not answered): counts the lines,
@@ -119,12 +176,9 @@ book(struct engine *e, const unsigned char *hit, size_t n, uint64_t bytes)
 {
 	unsigned char want = e->invert ? 0 : 1;
 	size_t i = 0, j, selected = 0, elsewhere = 0;
-	unsigned events;
 
 	if (hit != NULL) {
-		events = bloom_events(e->filter);
-		if (events != 0 && e->notice != NULL)
-			e->notice(e->filter, events);
+		tell_events(e);
 		/* 64 lines at a time into byte counters: a loop the compiler
 		 * makes a few vector instructions. */
 		for (; n - i >= 64; i += 64) {
@@ -337,40 +391,204 @@ struct chunk {
 	unsigned char *again;	/* scratch of bloom_add_claim: n bytes */
 };
 
+/*
+ * add --new to a pipe or socket: writes the new lines of the n of g from
+ * the first, and puts in line to be set, in input order, each with the
+ * output offset the reader must take first, the new ones and (a window
+ * that renews) those seen again.
+ */
+static enum stream_end
+write_waiting(struct engine *e, const struct line_group *g, size_t first,
+    size_t n)
+{
+	int renews = bloom_sets_found(e->filter);
+	size_t i;
+
+	for (i = first; i < first + n; i++) {
+		if (e->hit[i] == 1 && output_line(&e->out, g->line[i].data,
+		    g->line[i].len, e->delim) == -1)
+			return STREAM_WRITE_ERROR;
+		if (e->hit[i] == 1 || (e->hit[i] == 0 && renews))
+			pending_push(e->pending, g->hash[i],
+			    output_offset(&e->out), e->hit[i]);
+	}
+	return STREAM_DONE;
+}
+
 /* Writes the selected lines of the first n of chunk c. */
 static enum stream_end
 write_chunk(struct engine *e, const struct chunk *c, size_t n)
 {
 	if (!e->emit)
 		return STREAM_DONE;
+	if (c->g != NULL && e->pending != NULL)
+		return write_waiting(e, c->g, c->first, n);
 	if (c->g != NULL)
 		return write_selected(e, c->g, c->first, n);
 	return write_batch(e, n);
 }
 
+/* Marks as found, a line seen again, the new lines of a chunk whose
+ * first copy waits to be taken: as to a file, where it would have been
+ * set by now. */
+static void
+drop_waiting(const struct pending *p, const uint64_t *hash,
+    unsigned char *hit, size_t k)
+{
+	size_t i;
+
+	for (i = 0; p->n > 0 && i < k; i++)
+		if (hit[i] == 1 && pending_holds(p, hash[i]))
+			hit[i] = 0;
+}
+
+/* Moves into e->marks the keys waiting that the reader has taken. */
+static void
+take_taken(struct engine *e)
+{
+	e->nmarks += pending_take(e->pending, output_taken(&e->out),
+	    e->marks + e->nmarks, e->marknew + e->nmarks);
+}
+
+/* Waits up to *ms for the reader to take more, doubling *ms up to 64.
+ * Returns STREAM_DONE, or STREAM_WRITE_ERROR if the reader has gone. */
+static enum stream_end
+wait_reader(struct engine *e, int *ms)
+{
+	if (output_wait_taken(&e->out, *ms) == -1)
+		return STREAM_WRITE_ERROR;
+	*ms = *ms < 64 ? 2 * *ms : *ms;
+	take_taken(e);
+	return STREAM_DONE;
+}
+
+/* Before the new lines of a chunk of k are written: leaves room for them
+ * among the lines waiting, waiting for the reader as a full pipe would. */
+static enum stream_end
+make_room(struct engine *e, size_t k)
+{
+	enum stream_end end;
+	int ms = 1;
+
+	take_taken(e);
+	while (e->pending->n + k > PENDING_MAX)
+		if ((end = wait_reader(e, &ms)) != STREAM_DONE)
+			return end;
+	return STREAM_DONE;
+}
+
+/*
+ * Once the lines of chunk c are written: sets, in one bloom_add_set, the
+ * keys waiting that the reader has taken the lines before of; the others,
+ * the chunk's among them, wait (write_waiting put them there).  Sets
+ * *done to c->n unless it fails.
+ */
+static enum stream_end
+mark_taken(struct engine *e, const struct chunk *c, size_t *done)
+{
+	size_t set;
+
+	take_taken(e);
+	e->status = bloom_add_set(e->filter, NULL, e->marks, e->marknew,
+	    e->nmarks, &set);
+	e->nmarks = 0;
+	if (e->status != BLOOM_OK)
+		return STREAM_FILTER_ERROR;
+	*done = c->n;
+	return STREAM_DONE;
+}
+
+/* Marks seen the lines waiting that the reader has taken; with wait,
+ * waits until it has taken them all.  Returns as engine_drain. */
+static enum stream_end
+settle(struct engine *e, int wait)
+{
+	enum stream_end end = STREAM_DONE;
+	size_t done;
+	int ms = 1;
+
+	while (e->pending != NULL) {
+		take_taken(e);
+		if (e->nmarks > 0) {
+			e->status = bloom_add_set(e->filter, NULL, e->marks,
+			    e->marknew, e->nmarks, &done);
+			e->nmarks = 0;
+			tell_events(e);
+			if (e->status != BLOOM_OK)
+				return STREAM_FILTER_ERROR;
+		}
+		if (end != STREAM_DONE || e->pending->n == 0 || !wait)
+			break;
+		/* Gone: once more for what it took before it went. */
+		end = wait_reader(e, &ms);
+	}
+	return end;
+}
+
+enum stream_end
+engine_drain(struct engine *e)
+{
+	enum stream_end end;
+
+	if (!e->out.failed && engine_flush(e) == 0)
+		return settle(e, 1);
+	/* The output failed: what the reader took is still marked. */
+	end = settle(e, 0);
+	return end == STREAM_DONE ? STREAM_WRITE_ERROR : end;
+}
+
+/* A sorted batch's lines, written, wait in no table: to a pipe or socket,
+ * its reader takes them all before any is marked.  Returns STREAM_DONE,
+ * or STREAM_WRITE_ERROR if the reader has gone. */
+static enum stream_end
+wait_all_taken(struct engine *e)
+{
+	while (output_taken(&e->out) < e->out.written)
+		if (output_wait_taken(&e->out, 10) == -1)
+			return STREAM_WRITE_ERROR;
+	return STREAM_DONE;
+}
+
 /*
  * Adds the lines of chunk c, writing the new ones (or, --dups, the
  * others) before it sets any bit: test, once, claim, write, deliver, set.
- * Sets *done to the lines whose bits are set.
+ * Sets *done to the lines whose bits are set.  To a pipe or socket
+ * (--new), the new lines of a chunk line by line wait to be marked until
+ * the reader took them (mark_taken); a sorted batch's, until it took all.
  */
 static enum stream_end
 live_chunk(struct engine *e, const struct chunk *c, size_t *done)
 {
 	struct bloom *b = e->filter;
 	enum stream_end end;
+	int taking = e->out.queue != 0 && !e->invert;
 
+	if (taking && c->pass == NULL && e->pending == NULL &&
+	    pending_start(e) == -1) {
+		pending_stop(e);
+		e->status = BLOOM_ERRNO;
+		return STREAM_FILTER_ERROR;
+	}
 	e->status = bloom_add_test(b, c->pass, c->pretest, c->prefound,
 	    c->hash, c->n, c->hit);
 	if (e->status != BLOOM_OK)
 		return STREAM_FILTER_ERROR;
 	if (!bloom_finds_repeats(b))
 		repeats_once(c->hash, c->hit, c->n, c->once, c->once_cap);
+	if (e->pending != NULL)
+		drop_waiting(e->pending, c->hash, c->hit, c->n);
 	e->status = bloom_add_claim(b, c->pass, c->hash, c->hit, c->n,
 	    c->again);
 	if (e->status != BLOOM_OK)
 		return STREAM_FILTER_ERROR;
+	if (e->pending != NULL && (end = make_room(e, c->n)) != STREAM_DONE)
+		return end;
 	if ((end = write_chunk(e, c, c->n)) != STREAM_DONE ||
 	    (end = deliver(e)) != STREAM_DONE)
+		return end;
+	if (e->pending != NULL)
+		return mark_taken(e, c, done);
+	if (taking && (end = wait_all_taken(e)) != STREAM_DONE)
 		return end;
 	e->status = bloom_add_set(b, c->pass, c->hash, c->hit, c->n, done);
 	return e->status == BLOOM_OK ? STREAM_DONE : STREAM_FILTER_ERROR;
@@ -549,7 +767,9 @@ answer_held(struct engine *e)
 		return end;
 	if (e->quiet && e->selected > 0)
 		return STREAM_STOP;
-	return engine_flush(e) == -1 ? STREAM_WRITE_ERROR : STREAM_DONE;
+	if (engine_flush(e) == -1)
+		return STREAM_WRITE_ERROR;
+	return settle(e, 0);
 }
 
 enum stream_end

@@ -10,6 +10,7 @@
 #include "lib/output.h"
 #include "stream/batch.h"
 #include "stream/lines.h"
+#include "stream/pending.h"
 #include "stream/union.h"
 
 /* One add or check run over its inputs. */
@@ -65,6 +66,13 @@ struct engine {
 	unsigned char *again;	/* scratch of bloom_add_claim */
 	int planned;		/* line by line or sorted was chosen */
 	struct batch *batch;	/* sorted batches, or NULL: line by line */
+	struct pending *pending;	/* add --new to a pipe or socket: the
+				 * lines its reader has not taken, not yet
+				 * marked seen; else NULL */
+	uint64_t *marks;	/* with pending: the hashes to mark */
+	unsigned char *marknew;	/* with pending: which of them to mark */
+	size_t nmarks;		/* with pending: lines taken, not yet
+				 * marked */
 };
 
 /* How a stream ended. */
@@ -89,11 +97,19 @@ int engine_init(struct engine *e);
  * the lines read so far are answered and written before it waits.  An
  * add that writes lines writes each chunk's (a group, or a batch) before
  * it sets their bits: a line is marked seen only once write(2) took it
- * (with sync, once it is synced too). */
+ * (with sync, once it is synced too); to a pipe or socket, only once its
+ * reader took it out (pending.h). */
 enum stream_end engine_stream(struct engine *e, int fd);
 
 /* Writes what is pending.  Returns 0, or -1 if the output failed. */
 int engine_flush(struct engine *e);
+
+/* Ends a run: writes what is pending and, for an add --new to a pipe or
+ * socket, waits until its reader has taken every line written, marking
+ * them seen as it takes them.  Returns STREAM_DONE, STREAM_WRITE_ERROR
+ * (out.err EPIPE: the reader left, and the lines it did not take are not
+ * marked) or STREAM_FILTER_ERROR. */
+enum stream_end engine_drain(struct engine *e);
 
 /* Frees what engine_init allocated. */
 void engine_free(struct engine *e);

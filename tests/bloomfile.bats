@@ -155,6 +155,10 @@ print(" ".join(str(i // 512) + ":" + str(i % 512) for i in range(len(a) * 8)
 		backdate $layout-time.bf 70
 		[ "$(stats_field generation $layout-time.bf)" -eq 3 ]
 		same $layout-time.bf in
+		# A rotation by hand starts a generation now: header word 152.
+		bloom rotate $layout-time.bf
+		[ "$(stats_field generation $layout-time.bf)" -eq 4 ]
+		same $layout-time.bf in
 		# A window that does not renew: its adds differ, not its test.
 		bloom create --generations 4 --no-renew --layout $layout \
 			-n 1000 -p 0.05 $layout-norenew.bf
@@ -183,7 +187,7 @@ print(" ".join(str(i // 512) + ":" + str(i % 512) for i in range(len(a) * 8)
 	mixed_lines 800 >in
 	head -400 in >added
 	bloom create -n 2000 --seed 5 --slices 2 --slice 1/2 slice.bf
-	bloom add slice.bf <added 2>/dev/null
+	bloom add --pass-over slice.bf <added 2>/dev/null
 	same slice.bf in
 	run -0 --separate-stderr reader check -c slice.bf <in
 	[[ $stderr == *"lines belong to other slices of the filter and were passed over" ]]

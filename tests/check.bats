@@ -121,6 +121,30 @@ abc() {
 	cmp before.bf f.bf
 }
 
+@test "a filter file named as an input of add is refused before any filter is created or line written" {
+	bloom create -n 1000 seen.bf
+	keys 10 | bloom add seen.bf
+	cp seen.bf before.bf
+	# The arguments swapped: fresh.txt would be created as a filter, and
+	# seen.bf's bytes written as lines.
+	row 2 '' 'bloom: seen.bf: input file is a filter: nothing added (the filter comes first: bloom add [options] filter [file ...])' add --new fresh.txt seen.bf
+	[ ! -e fresh.txt ]
+	row 2 '' 'bloom: (standard input): input file is a filter: nothing added (the filter comes first: bloom add [options] filter [file ...])' add --new fresh.txt - <seen.bf
+	[ ! -e fresh.txt ]
+	# Into an existing filter, nothing is added either.
+	bloom create -n 1000 other.bf
+	cp other.bf other-before.bf
+	keys 5 >in
+	row 2 '' 'bloom: seen.bf: input file is a filter: nothing added (the filter comes first: bloom add [options] filter [file ...])' add --new other.bf in seen.bf
+	cmp other.bf other-before.bf
+	cmp seen.bf before.bf
+	# check names it too, and reads the other inputs.
+	run --separate-stderr bloom check -c other.bf in seen.bf
+	[ "$status" -eq 2 ]
+	[ "$output" = in:0 ]
+	[ "$stderr" = 'bloom: seen.bf: input file is a filter' ]
+}
+
 @test "an input that is also the output is refused, as grep does, not read forever" {
 	abc
 	big_filter g.bf
@@ -406,8 +430,8 @@ three() {
 	# slice 0 of 2 and slices 2 and 3 of 4 make up the whole.
 	bloom create --like whole.bf --slice 2/4 q2.bf
 	bloom create --like whole.bf --slice 3/4 q3.bf
-	bloom add q2.bf k1 2>/dev/null
-	bloom add q3.bf k1 2>/dev/null
+	bloom add --pass-over q2.bf k1 2>/dev/null
+	bloom add --pass-over q3.bf k1 2>/dev/null
 	row 0 "$(keys 1000 z-)" '' check -v -F q3.bf -F s0.bf -F q2.bf -F other.bf in
 	row 0 "$(cat k; keys 10 o-)" '' check -F q3.bf -F s0.bf -F q2.bf -F other.bf in
 }

@@ -188,7 +188,10 @@ time.sleep(600)' "$1" planted &
 	keys 300000 more- >in2
 	run -2 --separate-stderr bash -c 'ulimit -f 64 && bloom add --new f.bf in2 >out2'
 	[ "$stderr" = "bloom: write error: File too large" ]
-	[ "$(stat -c %s out2)" -eq 65536 ]
+	# Cut back to its last whole line (a file's output on a failed write).
+	size=$(stat -c %s out2)
+	[ "$size" -le 65536 ] && [ "$size" -gt 65500 ]
+	[ "$(tail -c 1 out2 | od -An -tx1 | tr -d ' ')" = 0a ]
 	bloom add --new f.bf in2 >out3
 	run -0 bash -c 'cat out2 out3 | sort -u | comm -23 <(sort in2) -'
 	[ "$output" = "" ]

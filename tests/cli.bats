@@ -15,8 +15,8 @@ usage='usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
        bloom create --like template [-f] [--slice i/n | auto] [--slices n]
                     filter
        bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]
-                 [--memory size] [--no-create] [--progress] [--sync] filter
-                 [file ...]
+                 [--memory size] [--no-create] [--pass-over] [--progress]
+                 [--sync] filter [file ...]
        bloom check [-cHhqvz] [-f list [-d delim]] [--memory size]
                    [--progress] [--which] filter [file ...]
        bloom check -F filter [-F filter ...] [-cHhqvz] [-f list [-d delim]]
@@ -93,15 +93,16 @@ first_line() {
 @test "bloom help add is bloom add --help, in full" {
 	run -0 bloom help add
 	[ "$output" = 'usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]
-                 [--memory size] [--no-create] [--progress] [--sync] filter
-                 [file ...]
+                 [--memory size] [--no-create] [--pass-over] [--progress]
+                 [--sync] filter [file ...]
 
 Add lines to the filter.  A missing filter is created growable, for
 8000000 lines at first (-n) and a rate of 0.01 (-p), unless
 --no-create is given or BLOOM_NO_CREATE is set to 1, yes, true or on.
   -N, --new    write the lines that were not yet in the filter; a
-               line is added only once written, and written as soon
-               as the input stops coming
+               line is added only once written (to a pipe, once its
+               reader took it), and written as soon as the input
+               stops coming
   -D, --dups   write the lines that were already in it: every repeat,
                not the first occurrence (as awk '\''seen[$0]++'\'')
   -f list      the key is these fields (1,3 or 2- as in cut), not the
@@ -117,6 +118,8 @@ Add lines to the filter.  A missing filter is created growable, for
   --memory S   bytes bloom may use (512M, 1GB); default: the cgroup
                limit or available memory
   --no-create  fail if the filter does not exist
+  --pass-over  a slice passes over the lines of other slices and
+               says so; without it they are an error (exit 2)
   --progress   a status line on standard error as it goes
   --sync       write the filter to stable storage before exiting;
                with -N or -D, sync the output before adding its lines

@@ -50,7 +50,7 @@ help_options() {
 	[ "$(help_commands | tr '\n' ' ')" = "create add check stats rotate merge fold route help " ]
 	[ "$(help_options stats | tr '\n' ' ')" = "--help --json " ]
 	[ "$(help_options add | tr '\n' ' ')" = "$(printf '%s\n' --dups --help --memory= \
-		--new --no-create --progress --sync -D -N -d= -f= -n= -p= -z | LC_ALL=C sort | tr '\n' ' ')" ]
+		--new --no-create --pass-over --progress --sync -D -N -d= -f= -n= -p= -z | LC_ALL=C sort | tr '\n' ' ')" ]
 	help_options create | grep -qx -- --like=
 	help_options create | grep -qx -- --generations=
 	help_options create | grep -qx -- --dry-run

@@ -261,6 +261,7 @@ capacity: 1000
 target_fpr: 0.01
 inserted: 0
 percent_of_capacity: 0.0
+note: it grows: capacity and percent_of_capacity are of its segments so far
 bits_set: 0
 fill: 0.000000
 estimated_items: 0
@@ -453,16 +454,55 @@ assert [x["expires"] for x in d["segments"][1:]] == [None, None]
 
 # ---- Replacing, refusing, allocation and mode.
 
-@test "create refuses an existing file without -f and leaves it untouched" {
+@test "create refuses an existing filter made otherwise without -f and leaves it untouched" {
 	bloom create -n 1000 --seed 1 f.bf
 	keys 100 | bloom add f.bf
 	before=$(cksum <f.bf)
 	run --separate-stderr bloom create -n 2000 --seed 2 f.bf
 	[ "$status" -eq 2 ]
 	[ "$output" = "" ]
-	[ "$stderr" = "bloom: f.bf: file exists (use -f to replace it)" ]
+	[ "$stderr" = "bloom: f.bf: exists and differs: -n 1000, not 2000 (use -f to replace it, losing its lines)" ]
 	[ "$(cksum <f.bf)" = "$before" ]
 	[ "$(entries)" = "f.bf" ]
+}
+
+@test "create of an existing filter made as asked exits 0 and leaves it untouched, as mkdir -p" {
+	bloom create -n 1000 --seed 1 f.bf
+	keys 100 | bloom add f.bf
+	bloom create --grow -n 1000 -p 0.001 g.bf
+	bloom create --generations 4 --window 1h w.bf
+	bloom create -n 100000 -p 0.01 --seed 42 --slices 2 --slice 1/2 s.bf
+	bloom create --like f.bf l.bf
+	before=$(cksum f.bf g.bf w.bf s.bf l.bf)
+	# The seed counts only when given: none drawn at random differs.
+	for args in "-n 1000 --seed 1 f.bf" "-n 1000 f.bf" \
+	    "--grow -n 1000 -p 0.001 g.bf" "--generations 4 --window 1h w.bf" \
+	    "-n 100000 -p 0.01 --seed 42 --slices 2 --slice 1/2 s.bf" \
+	    "--like f.bf l.bf"; do
+		# shellcheck disable=SC2086 # args are words
+		run -0 --separate-stderr bloom create $args
+		[ "$output$stderr" = "" ]
+	done
+	[ "$(cksum f.bf g.bf w.bf s.bf l.bf)" = "$before" ]
+	# Each parameter that differs is named, with both values.
+	while IFS='|' read -r args said; do
+		# shellcheck disable=SC2086 # args are words
+		run -2 --separate-stderr bloom create $args
+		[ "$stderr" = "bloom: ${args##* }: exists and differs: $said (use -f to replace it, losing its lines)" ]
+	done <<-'EOF'
+	-n 1000 --seed 2 f.bf|--seed 1, not 2
+	-n 1000 -p 0.001 f.bf|-p 0.01, not 0.001
+	-n 1000 -s 8K f.bf|-p 0.01, not 7.32119e-09
+	-n 1000 -k 3 f.bf|-s (bytes) 1280, not 1600
+	--grow -n 1000 f.bf|a fixed filter, not a growable one
+	--grow -n 1000 -p 0.001 --growth 4 g.bf|--growth 2, not 4
+	--generations 5 --window 1h w.bf|--generations 4, not 5
+	--generations 4 --window 2h w.bf|--window (ms) 3600000, not 7200000
+	--generations 4 --window 1h --no-renew w.bf|renewal, not --no-renew
+	-n 100000 -p 0.01 --seed 42 --slices 2 --slice 0/2 s.bf|--slice 1/2, not 0/2
+	--like g.bf l.bf|a fixed filter, not a growable one
+	EOF
+	[ "$(cksum f.bf g.bf w.bf s.bf l.bf)" = "$before" ]
 }
 
 @test "create refuses an existing file of any kind without -f" {

@@ -201,8 +201,8 @@ bloom: more: no line holds the separator (',') of -f: each whole line was its ke
 	done
 	row 2 "" "$(printf '%s\n%s\n%s\n%s' "bloom: add: -d takes one byte, not ',,'" \
 		"usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]" \
-		"                 [--memory size] [--no-create] [--progress] [--sync] filter" \
-		"                 [file ...]")" add -f 1 -d ,, f.bf
+		"                 [--memory size] [--no-create] [--pass-over] [--progress]" \
+		"                 [--sync] filter [file ...]")" add -f 1 -d ,, f.bf
 	run --separate-stderr bloom check -d , f.bf
 	[ "$status" -eq 2 ]
 	[ "${stderr_lines[0]}" = "bloom: check: -d needs -f" ]

@@ -58,9 +58,10 @@ assert d["bits"] <= 2 * 9.6 * 5000 * 1.1, d["bits"]
 print(d["bits"])'
 	}
 	json_ok g.bf
-	# Folding again changes nothing: it is as small as it goes.
-	bloom fold g.bf g2.bf
-	[ "$(json g2.bf 'd["bits"]')" = "$(json g.bf 'd["bits"]')" ]
+	# It is as small as it goes: folding again says so, writing nothing.
+	run -2 --separate-stderr bloom fold g.bf g2.bf
+	[ "$stderr" = "bloom: g.bf: no segment folds and keeps its rate with the keys it holds: nothing written (--by n folds past the rate)" ]
+	[ ! -e g2.bf ]
 	# Still at the rate: at most about 1 % of absent keys found.
 	[ "$(bloom check -c g.bf <(keys 20000 absent-))" -le 300 ]
 }
@@ -216,7 +217,7 @@ window_fold() {
 	# Not i: bats's run sets it.
 	for sl in 0 1 2 3; do
 		bloom create --like whole.bf --slice $sl/4 s$sl.bf
-		bloom add s$sl.bf in 2>/dev/null
+		bloom add --pass-over s$sl.bf in 2>/dev/null
 		run -0 --separate-stderr bloom fold --by 2 s$sl.bf f$sl.bf
 		[ "$stderr" = "" ]
 		# The folded whole filter cut into the same slice, bit for bit.
@@ -229,6 +230,22 @@ window_fold() {
 	run -1 bloom check -v -F f0.bf -F f1.bf -F f2.bf -F f3.bf in
 	[ "$output" = "" ]
 	cmp <(bloom route --slices 4 wf.bf in) <(bloom route f2.bf in)
+}
+
+@test "fold that cannot shrink a filter says so, exits 2 and writes nothing" {
+	bloom create --seed 1 -n 1000 full.bf
+	keys 1000 | bloom add full.bf
+	row 2 "" "bloom: full.bf: no segment folds and keeps its rate with the keys it holds: nothing written (--by n folds past the rate)" fold full.bf out.bf
+	[ ! -e out.bf ]
+	# A grown filter whose every segment is full, likewise.
+	bloom create --grow --seed 1 -n 1000 grown.bf
+	keys 3000 | bloom add grown.bf
+	run -2 --separate-stderr bloom fold grown.bf out.bf
+	[ "$stderr" = "bloom: grown.bf: no segment folds and keeps its rate with the keys it holds: nothing written (--by n folds past the rate)" ]
+	[ ! -e out.bf ]
+	# --by 1 asks for the copy.
+	bloom fold --by 1 full.bf out.bf
+	[ "$(bits out.bf)" = "$(bits full.bf)" ]
 }
 
 @test "fold --by past the rate: made, with a warning" {

@@ -479,7 +479,7 @@ big_line() {
 	[ "${output/$'\n'warning: sparse file*/}" = "${want/big.bf/sparse.bf}" ]
 	[[ "$output" == *"warning: sparse file"* ]]
 	run -0 bloom stats --json sparse.bf
-	[[ "$output" == *',"over_capacity":false,"sparse":true,"segments":['* ]]
+	[[ "$output" == *',"over_capacity":false,"sparse":true,"grows":false,"segments":['* ]]
 	run -0 bloom stats --json big.bf
 	[[ "$output" == *',"sparse":false,'* ]]
 	keys 2000 | bloom check -c sparse.bf >count || true
@@ -497,8 +497,8 @@ big_line() {
 	[[ "$output" == '{"file":"a\u000awarning: forged\u001b[31m\\z",'* ]]
 	run -2 --separate-stderr bloom check "$name.missing" </dev/null
 	[ "$stderr" = 'bloom: a\nwarning: forged\x1b[31m\\z.missing: No such file or directory' ]
-	run -2 --separate-stderr bloom create -n 100 "$name"
-	[ "$stderr" = 'bloom: a\nwarning: forged\x1b[31m\\z: file exists (use -f to replace it)' ]
+	run -2 --separate-stderr bloom create -n 200 "$name"
+	[ "$stderr" = 'bloom: a\nwarning: forged\x1b[31m\\z: exists and differs: -n 100, not 200 (use -f to replace it, losing its lines)' ]
 	run -2 --separate-stderr bloom create -n "$(printf '1\n\0332')" f.bf
 	[ "${stderr%%$'\n'*}" = "bloom: create: -n takes a positive whole number such as 1000000, 1M or 1e6 (K, M, G: powers of 1000), not '1\\n\\x1b2'" ]
 	# UTF-8 names are shown as they are; C1 controls and stray bytes are not.

@@ -268,6 +268,45 @@ usage: bloom rotate filter" rotate
 	[ "$(json w.bf '"expires" in d["segments"][0]')" = True ]
 }
 
+# generation_reaches FILE N: waits up to 8 s for window FILE's generation
+# to be N by the clock, and fails, saying what it is, if it is not.
+generation_reaches() {
+	local g end=$((SECONDS + 8))
+	while :; do
+		g=$(json "$1" 'd["generation"]')
+		[ "$g" -ge "$2" ] || [ "$SECONDS" -ge "$end" ] && break
+		sleep 0.1
+	done
+	echo "generation $g, waiting for $2"
+	[ "$g" = "$2" ]
+}
+
+@test "window: a rotation by hand of a timed window starts a generation now, and the clock rotates on from it" {
+	# Three generations of 2 s; 30 rotations by hand put the file at
+	# generation 30, which the clock reaches from the creation only
+	# after 60 s: from then on, it rotates 2 s after the last.
+	bloom create --generations 3 --window 4s --seed 1 -n 1000 -p 0.01 w.bf
+	for _ in $(seq 30); do bloom rotate w.bf; done
+	[ "$(json w.bf 'd["generation"]')" = 30 ]
+	echo x | bloom add w.bf
+	generation_reaches w.bf 31
+	# The line is remembered for the window, two generations, and
+	# forgotten in the third, by the clock alone.
+	run -0 bloom check -c w.bf <<<x
+	[ "$output" = 1 ]
+	generation_reaches w.bf 32
+	run -0 bloom check -c w.bf <<<x
+	[ "$output" = 1 ]
+	generation_reaches w.bf 33
+	run -1 bloom check -c w.bf <<<x
+	[ "$output" = 0 ]
+	# A rotation by hand of a window without --window moves no clock.
+	bloom create --generations 3 --seed 1 -n 1000 -p 0.01 h.bf
+	bloom rotate h.bf
+	[ "$(json h.bf 'd["generation"]')" = 1 ]
+	[ "$(od -An -tx1 -j152 -N8 h.bf | tr -d ' ')" = 0000000000000000 ]
+}
+
 @test "window: an add whose rotations are slower than its generations still adds" {
 	command -v strace >/dev/null || skip "strace not found: install strace"
 	# LeakSanitizer cannot run under ptrace (make check SANITIZE=1).

@@ -59,7 +59,7 @@ usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
 	bloom create -n 200000 -p 0.01 --seed 7 --slices 4 --slice 1/16 r.bf
 	[ "$(json r.bf 'd["whole_bits"]')" = "$(json whole.bf 'd["bits"]')" ]
 	[ "$(json r.bf 'd["bits"] * 16')" = "$(json whole.bf 'd["bits"]')" ]
-	row 2 "" "bloom: x.bf: its blocks do not divide into that many slices (make it with create --slices)" create -n 200000 -p 0.01 --seed 7 --slices 4 --slice 0/7 x.bf
+	row 2 "" "bloom: x.bf: the whole filter's 3888 blocks do not divide into 7 slices; of the counts --slices rounds for, the most they divide into is 48 (--slice 0/48)" create -n 200000 -p 0.01 --seed 7 --slices 4 --slice 0/7 x.bf
 	run -2 bloom create --like whole.bf --slices 3 --slice 0/2 x.bf
 	[ "${lines[0]}" = "bloom: create: --slice 0/2 is not one of --slices 3" ]
 	run -2 bloom create --grow -n 1000 --seed 1 --slice 0/2 x.bf
@@ -96,7 +96,11 @@ usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
 	bloom route --slices 2 whole.bf in >via-whole2
 	bloom route --slices 2 s1.bf in >via-slice2
 	cmp via-whole2 via-slice2
-	bloom route -o part. s1.bf in
+	# -o writes a file per slice: it wants their count said.
+	run -2 --separate-stderr bloom route -o part. s1.bf in
+	[ "${stderr_lines[0]}" = "bloom: route: -o writes a file for each slice: say how many with --slices" ]
+	[ ! -e part.0 ]
+	bloom route --slices 4 -o part. s1.bf in
 	[ "$(cat part.0 part.1 part.2 part.3 | sort)" = "$(sort in)" ]
 	blocks=$(( $(json s1.bf 'd["whole_bits"]') / 512 ))
 	if [ $((blocks % 7)) -ne 0 ]; then
@@ -133,7 +137,7 @@ usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
 	for i in 0 1 2 3; do
 		bloom create --like serial.bf --slice $i/4 s$i.bf
 	done
-	bloom route -o part. s0.bf in
+	bloom route --slices 4 -o part. s0.bf in
 	for i in 0 1 2 3; do bloom add s$i.bf part.$i 2>/dev/null; done
 	# Each new slice takes the blocks it shares with the old ones.
 	for j in 0 1; do
@@ -250,4 +254,20 @@ usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
 	run -0 --separate-stderr bloom merge t.bf a.bf b.bf
 	[[ "$stderr" == "bloom: t.bf: warning: past its capacity of 200000 items; estimated false-positive rate now "*" (target 0.01); a filter made with --grow grows instead" ]]
 	[ "$(json t.bf 'd["over_capacity"], d["inserted"] > 220000')" = "(True, True)" ]
+}
+
+@test "a router for a small sliced filter: create names the slice count that divides it, and that router routes as the slices" {
+	opts="-n 1000000 -p 0.01 --seed 42 --slices 2"
+	# shellcheck disable=SC2086 # opts are words
+	run -2 --separate-stderr bloom create $opts --slice 0/5040 router.bf
+	[ "$stderr" = "bloom: router.bf: the whole filter's 19440 blocks do not divide into 5040 slices; of the counts --slices rounds for, the most they divide into is 240 (--slice 0/240)" ]
+	[ ! -e router.bf ]
+	# shellcheck disable=SC2086
+	bloom create $opts --slice 0/240 router.bf
+	# shellcheck disable=SC2086
+	bloom create $opts --slice 0/2 s0.bf
+	keys 5000 >in
+	bloom route --slices 2 router.bf in >via-router
+	bloom route s0.bf in >via-slice
+	cmp via-router via-slice
 }

@@ -56,36 +56,64 @@ teardown() {
 	fi
 }
 
-# The input, with repeats, and what one serial add --new makes of it.
+# The input of two days, with repeats, and what one serial add --new
+# makes of each day.
 serial() {
 	keys 20000 u- >urls.txt
 	keys 5000 u- >>urls.txt
 	keys 3000 v- >>urls.txt
+	# The next day: some of the first day's lines, and new ones.
+	keys 10000 v- >urls2.txt
+	keys 4000 w- >>urls2.txt
 	bloom create $opts serial.bf
-	bloom add --new serial.bf urls.txt | sort >serial.new
+	# Into a file: to a pipe, lines tested while others wait for the
+	# reader may dodge a false positive their bits would have made.
+	bloom add --new serial.bf urls.txt >serial.out
+	sort serial.out >serial.new
+	bloom add --new serial.bf urls2.txt >serial.out
+	sort serial.out >serial2.new
 }
 
-@test "Slurm: a job array makes its slices with --slice auto and adds its parts, as one serial add --new" {
+@test "Slurm: a job array makes its slices with --slice auto and adds its parts, as one serial add --new, two days running" {
 	setup_slurm
 	serial
 	# The README's recipe.
 	cat >slice.sh <<EOF
 #!/bin/sh
-# slice.sh: task i of the array makes slice i and adds part i.
+# slice.sh: task i of the array makes slice i (the days after, finds it
+# made as asked) and adds part i; a step that fails fails the task.
+set -e
 i=\$SLURM_ARRAY_TASK_ID
 bloom create $opts --slice auto slice.\$i.bf
 bloom add --new --no-create slice.\$i.bf part.\$i > part.\$i.new
 EOF
-	bloom create $opts --slice 0/5040 router.bf
-	bloom route --slices 2 -o part. router.bf urls.txt
-	timeout 300 sbatch --array=0-1 --wait -o slurm-%a.out slice.sh
+	# The login node's daily job.
+	day() {
+		bloom create $opts --slice 0/5040 router.bf &&
+			bloom route --slices 2 -o part. router.bf "$1" &&
+			timeout 300 sbatch --array=0-1 --wait -o slurm-%a.out slice.sh
+	}
+	day urls.txt
 	# Each task made its own slice, from its index.
 	[ "$(bloom stats slice.1.bf | grep '^slice:')" = "slice: 1/2 (blocks $(( $(stat -c %s serial.bf) / 128 - 32 )) to $(( $(stat -c %s serial.bf) / 64 - 65 )) of $(( $(stat -c %s serial.bf) / 64 - 64 )))" ]
 	[ ! -s slurm-0.out ] && [ ! -s slurm-1.out ]
 	[ "$(sort part.0.new part.1.new)" = "$(cat serial.new)" ]
+	# The next day, the same job: the slices are kept, and the new lines
+	# are those of the serial filter's second day.
+	day urls2.txt
+	[ ! -s slurm-0.out ] && [ ! -s slurm-1.out ]
+	[ "$(sort part.0.new part.1.new)" = "$(cat serial2.new)" ]
 	bloom create --like slice.0.bf --slice 0/1 joined.bf
 	bloom merge joined.bf slice.0.bf slice.1.bf
 	[ "$(bits joined.bf)" = "$(bits serial.bf)" ]
+	# A day whose job asks for other slices fails, sbatch --wait too,
+	# and leaves the slices as they were.
+	before=$(cksum slice.0.bf slice.1.bf)
+	sed -i 's/--seed 42/--seed 43/' slice.sh
+	run timeout 300 sbatch --array=0-1 --wait -o slurm-%a.out slice.sh
+	[ "$status" -ne 0 ]
+	[ "$(cat slurm-1.out)" = "bloom: slice.1.bf: exists and differs: --seed 42, not 43 (use -f to replace it, losing its lines)" ]
+	[ "$(cksum slice.0.bf slice.1.bf)" = "$before" ]
 }
 
 @test "Slurm without a cgroup file system (a container, a chroot): the node starts and runs the array" {
@@ -146,23 +174,34 @@ EOF
 	[ -s part.0.new ] && [ -s part.1.new ]
 }
 
-@test "parallel over ssh: each host makes its slice from the parameters and adds its part, as one serial add --new" {
+@test "parallel over ssh: each host makes its slice from the parameters and adds its part, as one serial add --new, two days running" {
 	setup_multi_host
 	serial
 	# The README's recipe, with a directory of each host's own for
 	# slice.bf, since these hosts share one file system.  A test before
 	# may have left a slice there, killed before its teardown.
 	rm -f "$hosts/host0/slice.bf" "$hosts/host1/slice.bf"
-	parallel --will-cite --hostgroups --slf "$hosts/sshlogins" \
-	    "$root/bloom create $opts --slice {}/2 \$BLOOM_HOST_DIR/slice.bf" ::: 0@h0 1@h1
-	bloom create $opts --slice 0/5040 router.bf
-	bloom route --slices 2 -o part. router.bf urls.txt
-	parallel --will-cite --hostgroups --slf "$hosts/sshlogins" --wd ... \
-	    --transferfile {} --return {}.new --cleanup \
-	    "$root/bloom add --new --no-create \$BLOOM_HOST_DIR/slice.bf {} > {}.new" \
-	    ::: part.0@h0 part.1@h1
+	day() {
+		parallel --will-cite --hostgroups --slf "$hosts/sshlogins" \
+		    "$root/bloom create $opts --slice {}/2 \$BLOOM_HOST_DIR/slice.bf" ::: 0@h0 1@h1 &&
+			bloom create $opts --slice 0/5040 router.bf &&
+			bloom route --slices 2 -o part. router.bf "$1" &&
+			parallel --will-cite --hostgroups --slf "$hosts/sshlogins" --wd ... \
+			    --transferfile {} --return {}.new --cleanup \
+			    "$root/bloom add --new --no-create \$BLOOM_HOST_DIR/slice.bf {} > {}.new" \
+			    ::: part.0@h0 part.1@h1
+	}
+	day urls.txt
 	[ "$(sort part.0.new part.1.new)" = "$(cat serial.new)" ]
+	day urls2.txt
+	[ "$(sort part.0.new part.1.new)" = "$(cat serial2.new)" ]
 	bloom create --like router.bf --slice 0/1 joined.bf
 	bloom merge joined.bf "$hosts/host0/slice.bf" "$hosts/host1/slice.bf"
 	[ "$(bits joined.bf)" = "$(bits serial.bf)" ]
+	# A day that asks for other slices fails, and leaves them as they were.
+	before=$(cksum "$hosts/host0/slice.bf" "$hosts/host1/slice.bf")
+	opts=${opts/--seed 42/--seed 43}
+	run day urls2.txt
+	[ "$status" -ne 0 ]
+	[ "$(cksum "$hosts/host0/slice.bf" "$hosts/host1/slice.bf")" = "$before" ]
 }

@@ -239,6 +239,7 @@ capacity: 7000
 target_fpr: 0.01
 inserted: 4995
 percent_of_capacity: 71.4
+note: it grows: capacity and percent_of_capacity are of its segments so far
 bits_set: 37587
 fill: 0.335215
 estimated_items: 5002
@@ -369,7 +370,8 @@ for key, value in want.items():
 assert d["file"] == "f.bf"
 assert d["over_capacity"] is False
 assert d["sparse"] is False
-assert set(d) == set(want) | {"file", "over_capacity", "sparse",
+assert d["grows"] is False
+assert set(d) == set(want) | {"file", "over_capacity", "sparse", "grows",
     "segments"}, set(d)
 # One segment, the whole filter.
 assert len(d["segments"]) == 1
@@ -443,6 +445,8 @@ for i, s in enumerate(d["segments"]):
 	assert type(s["created"]) is str and "expires" not in s
 assert d["inserted"] == sum(s["inserted"] for s in d["segments"])
 assert d["bits"] == sum(s["bits"] for s in d["segments"])
+# Its capacity is no limit: it grows past it.
+assert d["grows"] is True
 ' g.bf
 }
 
@@ -474,6 +478,8 @@ human, table = {}, []
 for line in text:
 	if line.startswith("warning: "):
 		assert d["over_capacity"] is True
+	elif line.startswith("note: it grows: "):
+		assert d["grows"] is True
 	elif line.startswith("   # live"):
 		header = line.split()
 	elif ": " in line:
@@ -708,3 +714,22 @@ $usage" ] || { echo "stderr: $stderr"; return 1; }
 @test "stats -j"		{ filter_of 1; usage_fails "unknown option '-j'" -j f.bf; }
 @test "stats --json=yes"	{ filter_of 1; usage_fails "option '--json' takes no value" --json=yes f.bf; }
 @test "stats -xy names -x"	{ filter_of 1; usage_fails "unknown option '-x'" -xy f.bf; }
+
+@test "stats: inserted counts the lines add --new wrote, false positives not, so below the distinct lines" {
+	bloom create --seed 42 -n 20000 -p 0.01 f.bf
+	keys 20000 >in
+	bloom add --new f.bf in >new
+	written=$(wc -l <new)
+	[ "$written" -lt 20000 ]
+	[ "$(stats_field inserted f.bf)" = "$written" ]
+	# The same for a growable filter, which also says its capacity is
+	# no limit.
+	bloom create --grow --seed 42 -n 2000 -p 0.01 g.bf
+	bloom add --new g.bf in >new
+	[ "$(stats_field inserted g.bf)" = "$(wc -l <new)" ]
+	run -0 bloom stats g.bf
+	[[ "$output" == *"
+note: it grows: capacity and percent_of_capacity are of its segments so far
+"* ]]
+	[ "$(json g.bf 'd["grows"], d["capacity"] < 20000')" = "(True, False)" ]
+}
