@@ -116,6 +116,7 @@ struct head {
 };
 
 _Static_assert(sizeof(struct head) == HEAD_BYTES, "head fills its page");
+_Static_assert(TABLE_BYTES == BLOOM_CLAIMS_BYTES, "bloom.h has its size");
 
 struct claims {
 	struct bloom *b;	/* the filter, whose locks we take */
