@@ -264,3 +264,59 @@ m.close()' "$table"
 	wait "$first"
 	[ "$(cat o1)" = one ]
 }
+
+# blocked_writing PID: PID has all but filled the pipe it writes to (64
+# KiB, of whole lines) and waits to write more.
+blocked_writing() {
+	[ "$(awk '$1 == "wchar:" { print $2 }' "/proc/$1/io")" -ge 60000 ] &&
+		grep -q poll "/proc/$1/stack"
+}
+
+# An adder killed while it holds claims, then more joins of its slot than
+# an 8-bit generation counts: the 256th adder to take the slot must not
+# pass for the dead one, whose claims would then look alive and keep the
+# live adders from writing those lines (issue 34: 8 163 of 11 808 lines
+# written by no one).  The taker of a dead adder's slot clears its claims,
+# and a claim holds 16 bits of its slot's generation.
+@test "a dead adder's claims outlive no join: 256 joins of its slot later, each line written" {
+	keys 20000 lost- >lost
+	bloom create --seed 5 -n 400000 -p 1e-7 f.bf
+	mkfifo pk pj dout
+	local k j d wk wj i sink
+	# The keeper: alive throughout, so that the table stays.
+	bloom add --new f.bf <pk >ok &
+	k=$!
+	pids+=("$k")
+	exec {wk}>pk
+	echo keeper >&"$wk"
+	within 60 test -s ok
+	# The dead one: claims its first chunk while the keeper is there,
+	# blocks writing it to a pipe nobody reads, and is killed.
+	sleep 600 <dout 3>&- &
+	sink=$!
+	pids+=("$sink")
+	bloom add --new f.bf <lost >dout &
+	d=$!
+	pids+=("$d")
+	within 60 blocked_writing "$d"
+	kill -9 "$d" "$sink"
+	wait "$d" "$sink" || true
+	# 255 adders take its slot one after another, then a 256th stays.
+	for ((i = 1; i < 256; i++)); do
+		echo "joiner-$i" | bloom add --new f.bf >/dev/null
+	done
+	bloom add --new f.bf <pj >oj &
+	j=$!
+	pids+=("$j")
+	exec {wj}>pj
+	echo joiner-256 >&"$wj"
+	within 60 test -s oj
+	# The dead one's lines, to both: each written by one of them.
+	tee /dev/fd/"$wk" <lost >&"$wj"
+	exec {wk}>&- {wj}>&-
+	wait "$k"
+	wait "$j"
+	grep -v -e keeper -e joiner-256 ok >o1 || true
+	grep -v -e keeper -e joiner-256 oj >o2 || true
+	once o1 o2 lost
+}
