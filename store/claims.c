@@ -57,6 +57,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +132,9 @@ struct claims {
 	int gated;		/* this chunk holds the gate exclusively */
 	int in_chunk;		/* between claims_begin and claims_end */
 	int told;		/* b->on_claims_wait was called */
+	int wary;		/* an adder's chunk begun alone outlasted
+				 * our join's wait: our chunks take the gate
+				 * while one such is in the table */
 	uint64_t stale;		/* a bucket lock word found held a second
 				 * in this chunk: taken over at once
 				 * wherever found, until the chunk ends */
@@ -247,6 +251,26 @@ owner_lives(struct claims *c, uint64_t w, int fresh)
 	if (fresh || c->alive[slot] < 0)
 		c->alive[slot] = (signed char)slot_locked(c->fd, slot);
 	return c->alive[slot];
+}
+
+/* Returns the ms since start by the monotonic clock. */
+static int64_t
+ms_since(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)(now.tv_sec - start->tv_sec) * 1000 +
+	    (now.tv_nsec - start->tv_nsec) / 1000000;
+}
+
+/* Returns 1 if the adder in slot i, not ours, is in a chunk it began
+ * alone, claiming nothing. */
+static int
+alone_elsewhere(struct claims *c, unsigned i)
+{
+	return i != c->slot && __atomic_load_n(&c->head->slot[i].unclaimed,
+	    __ATOMIC_SEQ_CST) && slot_locked(c->fd, i);
 }
 
 /* ==== The table: where it is, whom it is trusted from ==== */
@@ -431,6 +455,81 @@ table_id(int fd)
 	return (off_t)(h % (uint64_t)ID_NONE);
 }
 
+/* ==== Signals ==== */
+
+/*
+ * SIGTERM, SIGINT and SIGHUP end an adder as kill -9 would as far as its
+ * lines go (a line it wrote but did not mark seen is written again by the
+ * next adder), but first it leaves the table as claims_leave does, with
+ * system calls alone: the last adder to go removes it, whatever ends it.
+ * Then it dies of the signal, as it would have.
+ */
+static const int leave_signals[] = { SIGTERM, SIGINT, SIGHUP };
+#define NSIGNALS	(sizeof leave_signals / sizeof leave_signals[0])
+static struct claims *volatile joined;	/* the table joined, or NULL */
+static struct sigaction saved[NSIGNALS];	/* the actions before */
+
+/* Lets go of our slot's lock. */
+static void
+slot_unlock(struct claims *c)
+{
+	short t = F_UNLCK;
+
+	(void)lock_range(c->fd, F_OFD_SETLK, &t, (off_t)c->slot, 1);
+}
+
+static void
+on_signal(int sig)
+{
+	struct claims *c = joined;
+	int e = errno;
+	unsigned i;
+
+	if (c != NULL && flock(c->fd, LOCK_EX) == 0) {
+		slot_unlock(c);
+		for (i = 0; i < OWNERS && !slot_locked(c->fd, i); i++)
+			;
+		if (i == OWNERS)
+			(void)unlink(c->path);
+		(void)flock(c->fd, LOCK_UN);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+	errno = e;
+}
+
+/* Leaves the table c on the signals that end us, from now on: those
+ * ignored stay so. */
+static void
+claims_hold(struct claims *c)
+{
+	struct sigaction sa;
+	unsigned i;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigfillset(&sa.sa_mask);
+	joined = c;
+	for (i = 0; i < NSIGNALS; i++)
+		if (sigaction(leave_signals[i], NULL, &saved[i]) == 0 &&
+		    saved[i].sa_handler != SIG_IGN)
+			sigaction(leave_signals[i], &sa, NULL);
+}
+
+/* Gives the signals back the actions they had before claims_hold. */
+static void
+claims_unhold(struct claims *c)
+{
+	unsigned i;
+
+	if (joined != c)
+		return;
+	for (i = 0; i < NSIGNALS; i++)
+		if (saved[i].sa_handler != SIG_IGN)
+			sigaction(leave_signals[i], &saved[i], NULL);
+	joined = NULL;
+}
+
 /* ==== Joining and leaving ==== */
 
 struct claims *
@@ -461,13 +560,15 @@ claims_join(struct bloom *b)
 	}
 	c->id = table_id(c->fd);
 	flock(c->fd, LOCK_UN);
-	/* Wait out the chunks other adders began alone. */
+	/* Wait out the chunks other adders began alone, a second at most:
+	 * one longer (an adder writing to a slow reader, or a flag written
+	 * by hand) is waited for through the gate instead. */
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	for (i = 0; i < OWNERS; i++)
-		while (i != c->slot && __atomic_load_n(
-		    &c->head->slot[i].unclaimed, __ATOMIC_SEQ_CST) &&
-		    slot_locked(c->fd, i))
+	for (i = 0; i < OWNERS && !c->wary; i++)
+		while (!(c->wary = ms_since(&start) >= 1000) &&
+		    alone_elsewhere(c, i))
 			locks_wait_tick(b, &start, TICK_NS, &c->told);
+	claims_hold(c);
 alone:
 	/* Held until we close the filter. */
 	(void)filter_lock(c, F_RDLCK, ID_BASE + c->id);
@@ -481,11 +582,16 @@ claims_leave(struct claims *c)
 
 	if (c == NULL)
 		return;
+	claims_unhold(c);
 	if (c->map != NULL) {
 		if (!c->in_chunk)
 			__atomic_store_n(&c->head->slot[c->slot].dirty, 0,
 			    __ATOMIC_SEQ_CST);
 		if (flock(c->fd, LOCK_EX) == 0) {
+			/* Our slot first, under the table's lock: of adders
+			 * that leave together, the last to take it counts
+			 * none and removes the table. */
+			slot_unlock(c);
 			live = count_live(c, 0);
 			__atomic_store_n(&c->head->adders, live,
 			    __ATOMIC_SEQ_CST);
@@ -549,9 +655,15 @@ int
 claims_begin(struct claims *c)
 {
 	uint64_t *unclaimed;
+	unsigned i;
 
 	c->in_chunk = 1;
-	c->gated = c->map == NULL || foreign_adder(c);
+	if (c->wary) {
+		for (i = 0; i < OWNERS && !alone_elsewhere(c, i); i++)
+			;
+		c->wary = i < OWNERS;
+	}
+	c->gated = c->map == NULL || c->wary || foreign_adder(c);
 	if (filter_lock(c, c->gated ? F_WRLCK : F_RDLCK, GATE_BYTE) == -1) {
 		/* No such locks here: claims are all there is. */
 		if (c->map == NULL)
@@ -599,17 +711,6 @@ bucket_of(struct claims *c, uint64_t h)
 	uint64_t b = (h * 0x9e3779b97f4a7c15ULL) >> 48;
 
 	return (uint64_t *)(c->map + HEAD_BYTES + b * 64);
-}
-
-/* Returns the ms since start by the monotonic clock. */
-static int64_t
-ms_since(const struct timespec *start)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (int64_t)(now.tv_sec - start->tv_sec) * 1000 +
-	    (now.tv_nsec - start->tv_nsec) / 1000000;
 }
 
 /*

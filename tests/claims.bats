@@ -320,3 +320,105 @@ blocked_writing() {
 	grep -v -e keeper -e joiner-256 oj >o2 || true
 	once o1 o2 lost
 }
+
+# start_adder NAME: an add --new of f.bf reading the FIFO NAME.in, its
+# lines in NAME.out; its pid in $adder, the FIFO held open for writing
+# as fd $feed.  SIGINT and SIGHUP take their default actions in it (a
+# shell's background job would ignore SIGINT).
+start_adder() {
+	rm -f "$1.in"
+	mkfifo "$1.in"
+	env --default-signal=INT,HUP bloom add --new f.bf <"$1.in" >"$1.out" 2>"$1.err" &
+	adder=$!
+	pids+=("$adder")
+	exec {feed}>"$1.in"
+}
+
+@test "adders that leave together leave no claim table behind" {
+	bloom create --seed 5 -n 100000 -p 1e-7 f.bf
+	local table round i left=0 adders feeds
+	table=$(claim_table f.bf)
+	for ((round = 1; round <= 30; round++)); do
+		adders=() feeds=()
+		for ((i = 1; i <= 8; i++)); do
+			start_adder "a$i"
+			adders+=("$adder")
+			feeds+=("$feed")
+			echo "r$round-a$i" >&"$feed"
+		done
+		for ((i = 1; i <= 8; i++)); do
+			within 60 test -s "a$i.out"
+		done
+		# All at once: each sees its input end together.
+		for feed in "${feeds[@]}"; do
+			exec {feed}>&-
+		done
+		wait "${adders[@]}"
+		if [ -e "$table" ]; then
+			left=$((left + 1))
+			rm -f "$table"
+		fi
+	done
+	echo "table left after $left of 30 rounds"
+	[ "$left" -eq 0 ]
+}
+
+@test "SIGTERM, SIGINT or SIGHUP of a lone adder: it leaves no claim table, and dies of the signal" {
+	bloom create --seed 5 -n 100000 -p 1e-7 f.bf
+	local table sig st
+	table=$(claim_table f.bf)
+	for sig in TERM INT HUP; do
+		start_adder a
+		echo "one-$sig" >&"$feed"
+		within 60 test -s a.out
+		[ -e "$table" ]
+		kill -s "$sig" "$adder"
+		st=0
+		wait "$adder" || st=$?
+		echo "SIG$sig: status $st"
+		[ "$st" -eq $((128 + $(kill -l "$sig"))) ]
+		[ ! -e "$table" ]
+		exec {feed}>&-
+		# What it wrote is seen; a rerun adds the rest.
+		[ "$(cat a.out)" = "one-$sig" ]
+	done
+}
+
+@test "a claim table of the wrong size at its name: adders write each line once" {
+	keys 300000 >in
+	bloom create --seed 5 -n 400000 -p 1e-7 f.bf
+	local table
+	table=$(claim_table f.bf)
+	head -c 8192 /dev/zero >"$table"
+	chmod 600 "$table"
+	two_adders --
+	once o1 o2 in
+	[ ! -s e1 ] && [ ! -s e2 ]
+}
+
+# A live adder's slot marked by hand as in a chunk begun alone (what an
+# adder clears when its chunk ends): a joiner waits a second for it,
+# then goes through the gate, rather than waiting for ever.
+@test "a chunk begun alone that does not end: a joiner goes on after a second, each line once" {
+	keys 2000 >in
+	bloom create --seed 5 -n 100000 -p 1e-7 f.bf
+	start_adder a
+	echo one >&"$feed"
+	within 60 test -s a.out
+	python3 -c 'import mmap, os, struct, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+m = mmap.mmap(fd, 4096)
+for slot in range(63):
+    gen, = struct.unpack_from("<Q", m, 64 + 64 * slot)
+    if gen:
+        struct.pack_into("<Q", m, 64 + 64 * slot + 8, 1)
+m.close()' "$(claim_table f.bf)"
+	run -0 --separate-stderr timeout 120 bloom add --new f.bf in
+	[ "${#lines[@]}" -eq 2000 ]
+	[ "$stderr" = "bloom: f.bf: waiting for a lock: another add --new of the filter is writing its new lines, or a process holds its lock" ]
+	# The first adder, fed the same lines now: none is new to it.
+	cat in >&"$feed"
+	exec {feed}>&-
+	wait "$adder"
+	[ "$(cat a.out)" = one ]
+}
