@@ -479,7 +479,7 @@ slot_unlock(struct claims *c)
 }
 
 static void
-on_signal(int sig)
+leave_on_signal(int sig)
 {
 	struct claims *c = joined;
 	int e = errno;
@@ -507,7 +507,7 @@ claims_hold(struct claims *c)
 	unsigned i;
 
 	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
+	sa.sa_handler = leave_on_signal;
 	sigfillset(&sa.sa_mask);
 	joined = c;
 	for (i = 0; i < NSIGNALS; i++)
