@@ -31,12 +31,14 @@
  * through the gate (GATE_BYTE below), which needs no table.  An adder holds an open file description lock (F_OFD_SETLK) on
  * the byte of its slot for as long as it lives: the kernel lets go of it
  * when the adder dies however it dies, which is how the others tell.  The
- * last adder to leave removes the table; one killed leaves it for the
- * next adder of the filter to remove when it leaves.
+ * last adder to leave removes the table, whether it exits or SIGTERM,
+ * SIGINT or SIGHUP ends it; one killed otherwise leaves it for the next
+ * adder of the filter to remove when it leaves.
  *
  * Claims cost a shared cache miss a key, so an adder alone claims
  * nothing: it says so in its slot (unclaimed) for each chunk, and one
- * that joins waits until every chunk of that kind is over.  A chunk that
+ * that joins waits until every chunk of that kind is over (a second at
+ * most: then its chunks go through the gate while one lasts).  A chunk that
  * sees another adder in the count (adders) claims.  The store of one
  * and the load of the other are sequentially consistent, so one of the
  * two always sees the other.  A chunk begins before its keys are tested:
@@ -481,11 +483,17 @@ slot_unlock(struct claims *c)
 static void
 leave_on_signal(int sig)
 {
+	struct timespec tick = { 0, 10 * TICK_NS };
 	struct claims *c = joined;
-	int e = errno;
+	int e = errno, tries = 0;
 	unsigned i;
 
-	if (c != NULL && flock(c->fd, LOCK_EX) == 0) {
+	/* A second at most for the table's lock (a joiner holds it a few
+	 * system calls): then the table is left, as kill -9 leaves it. */
+	while (c != NULL && flock(c->fd, LOCK_EX | LOCK_NB) == -1 &&
+	    ++tries < 100)
+		nanosleep(&tick, NULL);
+	if (c != NULL && tries < 100) {
 		slot_unlock(c);
 		for (i = 0; i < OWNERS && !slot_locked(c->fd, i); i++)
 			;
