@@ -31,8 +31,8 @@
 #define WINDOW_MAX	((uint64_t)64 << 20)
 #define BATCH_MAX	((uint64_t)(SIZE_MAX / 4))	/* bytes of a batch a
 						 * 32-bit host can address */
-#define USABLE_MIN	((uint64_t)1 << 20)	/* for the filter and batches,
-						 * however small the budget */
+#define USABLE_LEAST	4	/* the filter and batches take at least
+				 * a 4th of a budget, however small */
 
 /* Returns the bytes of the machine's memory, or UINT64_MAX if unknown. */
 static uint64_t
@@ -196,8 +196,8 @@ memory_plan(uint64_t filter_bytes, uint64_t budget, uint64_t fixed,
 
 	memset(p, 0, sizeof *p);
 	p->budget = budget != 0 ? budget : memory_budget();
-	u = p->budget > fixed && p->budget - fixed > USABLE_MIN ?
-	    p->budget - fixed : USABLE_MIN;
+	u = p->budget > fixed && p->budget - fixed > p->budget / USABLE_LEAST ?
+	    p->budget - fixed : p->budget / USABLE_LEAST;
 	p->usable = u;
 	p->out_of_core = filter_bytes > u / 2;
 	p->sorted = p->out_of_core ||
