@@ -566,14 +566,14 @@ found_to_new(unsigned char *found, size_t n)
  * BLOOM_ERRNO (no memory). */
 static int
 found_to_new_in_chunk(const struct bloom *b, const uint64_t *hashes,
-    unsigned char *isnew, size_t n, const unsigned char *marked)
+    unsigned char *isnew, size_t n, const unsigned char *marked, int sorted)
 {
 	found_to_new(isnew, n);
 	/* A growable filter may grow, and a window rotate, in the middle
 	 * of a chunk, whose keys then go to more than one segment: there a
 	 * line whose bits only lines of its own chunk set is new. */
 	if (bloom_finds_repeats(b) && mates_chunk(&b->seg[b->target],
-	    hashes, isnew, n, marked, PRETEST_MATE) == -1)
+	    hashes, isnew, n, marked, PRETEST_MATE, sorted) == -1)
 		return BLOOM_ERRNO;
 	return BLOOM_OK;
 }
@@ -663,7 +663,8 @@ bloom_add_test(struct bloom *b, const struct bloom_pass *v,
 	s = test_keys(b, v, p, prefound, hashes, n, isnew);
 	if (s == BLOOM_OK)
 		s = found_to_new_in_chunk(b, hashes, isnew, n,
-		    prefound != NULL && p->chunk != 0 ? prefound : NULL);
+		    prefound != NULL && p->chunk != 0 ? prefound : NULL,
+		    v->visit != NULL);
 	return pass_end(v, s);
 }
 

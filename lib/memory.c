@@ -7,7 +7,12 @@
  *
  * The budget is the least of the memory cgroup's limits, from the
  * process's own cgroup up to the root (cgroup v1 and v2 both), and of
- * MemAvailable; --memory overrides it.
+ * MemAvailable; --memory overrides it.  It bounds the whole process:
+ * what the process takes whatever the plan (its code, the reader's
+ * groups, the output buffer, a claim table: the caller's fixed bytes) is
+ * taken off first, and the filter's mapping and the batches share the
+ * rest.  So bloom in a memory cgroup, whose limit is then its budget,
+ * fits in it.
  */
 #include <inttypes.h>
 #include <limits.h>
@@ -19,13 +24,15 @@
 
 #define CGROUP_ROOT_V1	"/sys/fs/cgroup/memory"
 #define CGROUP_ROOT_V2	"/sys/fs/cgroup"
-#define BATCH_SHARE	4	/* a batch takes budget * 4/8, less in memory */
-#define WINDOW_SHARE	32	/* a window takes budget / 32: four
+#define BATCH_SHARE	4	/* a batch takes 4/8 of what is usable */
+#define WINDOW_SHARE	32	/* a window takes 1/32 of it: four
 				 * are in memory at once */
 #define WINDOW_MIN	((uint64_t)4096)
 #define WINDOW_MAX	((uint64_t)64 << 20)
 #define BATCH_MAX	((uint64_t)(SIZE_MAX / 4))	/* bytes of a batch a
 						 * 32-bit host can address */
+#define USABLE_LEAST	4	/* the filter and batches take at least
+				 * a 4th of a budget, however small */
 
 /* Returns the bytes of the machine's memory, or UINT64_MAX if unknown. */
 static uint64_t
@@ -182,14 +189,17 @@ memory_dirty_limit(void)
 }
 
 void
-memory_plan(uint64_t filter_bytes, uint64_t budget, int adding,
-    struct memory_plan *p)
+memory_plan(uint64_t filter_bytes, uint64_t budget, uint64_t fixed,
+    int adding, struct memory_plan *p)
 {
-	uint64_t w;
+	uint64_t w, u;
 
 	memset(p, 0, sizeof *p);
 	p->budget = budget != 0 ? budget : memory_budget();
-	p->out_of_core = filter_bytes > p->budget / 2;
+	u = p->budget > fixed && p->budget - fixed > p->budget / USABLE_LEAST ?
+	    p->budget - fixed : p->budget / USABLE_LEAST;
+	p->usable = u;
+	p->out_of_core = filter_bytes > u / 2;
 	p->sorted = p->out_of_core ||
 	    (adding && filter_bytes > memory_dirty_limit());
 	/* As large as the budget allows, so that a sweep of the whole filter
@@ -197,15 +207,15 @@ memory_plan(uint64_t filter_bytes, uint64_t budget, int adding,
 	 * only its windows; mapped whole it takes its size, and the batch
 	 * half of what is left.  A --memory larger than the machine is held
 	 * to half of the machine, which the batch is allocated for. */
-	p->batch_bytes = p->budget / 8 * BATCH_SHARE;
-	if (!p->out_of_core && (p->budget - filter_bytes) / 2 < p->batch_bytes)
-		p->batch_bytes = (p->budget - filter_bytes) / 2;
+	p->batch_bytes = u / 8 * BATCH_SHARE;
+	if (!p->out_of_core && (u - filter_bytes) / 2 < p->batch_bytes)
+		p->batch_bytes = (u - filter_bytes) / 2;
 	if (p->batch_bytes > physical_bytes() / 2)
 		p->batch_bytes = physical_bytes() / 2;
 	if (p->batch_bytes > BATCH_MAX)
 		p->batch_bytes = BATCH_MAX;
-	for (w = WINDOW_MIN; w < WINDOW_MAX && w * 2 <= p->budget /
-	    WINDOW_SHARE; w *= 2)
+	for (w = WINDOW_MIN; w < WINDOW_MAX && w * 2 <= u / WINDOW_SHARE;
+	    w *= 2)
 		;
 	p->window = w;
 }

@@ -9,6 +9,8 @@
 /* How add and check work on a filter. */
 struct memory_plan {
 	uint64_t budget;	/* bytes this process may use */
+	uint64_t usable;	/* of them, what the filter and the batch may
+				 * take: the budget less the fixed bytes */
 	int sorted;		/* in sorted batches, not line by line */
 	int out_of_core;	/* the filter does not fit the budget: read
 				 * it a window at a time and let each go */
@@ -33,10 +35,12 @@ uint64_t memory_budget(void);
 uint64_t memory_dirty_limit(void);
 
 /* Plans the work on a filter of filter_bytes within budget bytes (0 to
- * find the budget): mapped as today if it fits in half the budget and,
- * for adding, its pages dirtied at random stay under the dirty limit;
- * in sorted batches otherwise. */
-void memory_plan(uint64_t filter_bytes, uint64_t budget, int adding,
-    struct memory_plan *p);
+ * find the budget), of which the process takes fixed bytes whatever the
+ * plan (its code, the reader, buffers, a claim table): mapped as today if
+ * the filter fits in half of what is left and, for adding, its pages
+ * dirtied at random stay under the dirty limit; in sorted batches
+ * otherwise, sized from what is left. */
+void memory_plan(uint64_t filter_bytes, uint64_t budget, uint64_t fixed,
+    int adding, struct memory_plan *p);
 
 #endif

@@ -31,12 +31,14 @@
  * through the gate (GATE_BYTE below), which needs no table.  An adder holds an open file description lock (F_OFD_SETLK) on
  * the byte of its slot for as long as it lives: the kernel lets go of it
  * when the adder dies however it dies, which is how the others tell.  The
- * last adder to leave removes the table; one killed leaves it for the
- * next adder of the filter to remove when it leaves.
+ * last adder to leave removes the table, whether it exits or SIGTERM,
+ * SIGINT or SIGHUP ends it; one killed otherwise leaves it for the next
+ * adder of the filter to remove when it leaves.
  *
  * Claims cost a shared cache miss a key, so an adder alone claims
  * nothing: it says so in its slot (unclaimed) for each chunk, and one
- * that joins waits until every chunk of that kind is over.  A chunk that
+ * that joins waits until every chunk of that kind is over (a second at
+ * most: then its chunks go through the gate while one lasts).  A chunk that
  * sees another adder in the count (adders) claims.  The store of one
  * and the load of the other are sequentially consistent, so one of the
  * two always sees the other.  A chunk begins before its keys are tested:
@@ -57,6 +59,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +119,7 @@ struct head {
 };
 
 _Static_assert(sizeof(struct head) == HEAD_BYTES, "head fills its page");
+_Static_assert(TABLE_BYTES == BLOOM_CLAIMS_BYTES, "bloom.h has its size");
 
 struct claims {
 	struct bloom *b;	/* the filter, whose locks we take */
@@ -130,6 +134,9 @@ struct claims {
 	int gated;		/* this chunk holds the gate exclusively */
 	int in_chunk;		/* between claims_begin and claims_end */
 	int told;		/* b->on_claims_wait was called */
+	int wary;		/* an adder's chunk begun alone outlasted
+				 * our join's wait: our chunks take the gate
+				 * while one such is in the table */
 	uint64_t stale;		/* a bucket lock word found held a second
 				 * in this chunk: taken over at once
 				 * wherever found, until the chunk ends */
@@ -246,6 +253,26 @@ owner_lives(struct claims *c, uint64_t w, int fresh)
 	if (fresh || c->alive[slot] < 0)
 		c->alive[slot] = (signed char)slot_locked(c->fd, slot);
 	return c->alive[slot];
+}
+
+/* Returns the ms since start by the monotonic clock. */
+static int64_t
+ms_since(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)(now.tv_sec - start->tv_sec) * 1000 +
+	    (now.tv_nsec - start->tv_nsec) / 1000000;
+}
+
+/* Returns 1 if the adder in slot i, not ours, is in a chunk it began
+ * alone, claiming nothing. */
+static int
+alone_elsewhere(struct claims *c, unsigned i)
+{
+	return i != c->slot && __atomic_load_n(&c->head->slot[i].unclaimed,
+	    __ATOMIC_SEQ_CST) && slot_locked(c->fd, i);
 }
 
 /* ==== The table: where it is, whom it is trusted from ==== */
@@ -430,6 +457,87 @@ table_id(int fd)
 	return (off_t)(h % (uint64_t)ID_NONE);
 }
 
+/* ==== Signals ==== */
+
+/*
+ * SIGTERM, SIGINT and SIGHUP end an adder as kill -9 would as far as its
+ * lines go (a line it wrote but did not mark seen is written again by the
+ * next adder), but first it leaves the table as claims_leave does, with
+ * system calls alone: the last adder to go removes it, whatever ends it.
+ * Then it dies of the signal, as it would have.
+ */
+static const int leave_signals[] = { SIGTERM, SIGINT, SIGHUP };
+#define NSIGNALS	(sizeof leave_signals / sizeof leave_signals[0])
+static struct claims *volatile joined;	/* the table joined, or NULL */
+static struct sigaction saved[NSIGNALS];	/* the actions before */
+
+/* Lets go of our slot's lock. */
+static void
+slot_unlock(struct claims *c)
+{
+	short t = F_UNLCK;
+
+	(void)lock_range(c->fd, F_OFD_SETLK, &t, (off_t)c->slot, 1);
+}
+
+static void
+leave_on_signal(int sig)
+{
+	struct timespec tick = { 0, 10 * TICK_NS };
+	struct claims *c = joined;
+	int e = errno, tries = 0;
+	unsigned i;
+
+	/* A second at most for the table's lock (a joiner holds it a few
+	 * system calls): then the table is left, as kill -9 leaves it. */
+	while (c != NULL && flock(c->fd, LOCK_EX | LOCK_NB) == -1 &&
+	    ++tries < 100)
+		nanosleep(&tick, NULL);
+	if (c != NULL && tries < 100) {
+		slot_unlock(c);
+		for (i = 0; i < OWNERS && !slot_locked(c->fd, i); i++)
+			;
+		if (i == OWNERS)
+			(void)unlink(c->path);
+		(void)flock(c->fd, LOCK_UN);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+	errno = e;
+}
+
+/* Leaves the table c on the signals that end us, from now on: those
+ * ignored stay so. */
+static void
+claims_hold(struct claims *c)
+{
+	struct sigaction sa;
+	unsigned i;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = leave_on_signal;
+	sigfillset(&sa.sa_mask);
+	joined = c;
+	for (i = 0; i < NSIGNALS; i++)
+		if (sigaction(leave_signals[i], NULL, &saved[i]) == 0 &&
+		    saved[i].sa_handler != SIG_IGN)
+			sigaction(leave_signals[i], &sa, NULL);
+}
+
+/* Gives the signals back the actions they had before claims_hold. */
+static void
+claims_unhold(struct claims *c)
+{
+	unsigned i;
+
+	if (joined != c)
+		return;
+	for (i = 0; i < NSIGNALS; i++)
+		if (saved[i].sa_handler != SIG_IGN)
+			sigaction(leave_signals[i], &saved[i], NULL);
+	joined = NULL;
+}
+
 /* ==== Joining and leaving ==== */
 
 struct claims *
@@ -460,13 +568,15 @@ claims_join(struct bloom *b)
 	}
 	c->id = table_id(c->fd);
 	flock(c->fd, LOCK_UN);
-	/* Wait out the chunks other adders began alone. */
+	/* Wait out the chunks other adders began alone, a second at most:
+	 * one longer (an adder writing to a slow reader, or a flag written
+	 * by hand) is waited for through the gate instead. */
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	for (i = 0; i < OWNERS; i++)
-		while (i != c->slot && __atomic_load_n(
-		    &c->head->slot[i].unclaimed, __ATOMIC_SEQ_CST) &&
-		    slot_locked(c->fd, i))
+	for (i = 0; i < OWNERS && !c->wary; i++)
+		while (!(c->wary = ms_since(&start) >= 1000) &&
+		    alone_elsewhere(c, i))
 			locks_wait_tick(b, &start, TICK_NS, &c->told);
+	claims_hold(c);
 alone:
 	/* Held until we close the filter. */
 	(void)filter_lock(c, F_RDLCK, ID_BASE + c->id);
@@ -480,11 +590,16 @@ claims_leave(struct claims *c)
 
 	if (c == NULL)
 		return;
+	claims_unhold(c);
 	if (c->map != NULL) {
 		if (!c->in_chunk)
 			__atomic_store_n(&c->head->slot[c->slot].dirty, 0,
 			    __ATOMIC_SEQ_CST);
 		if (flock(c->fd, LOCK_EX) == 0) {
+			/* Our slot first, under the table's lock: of adders
+			 * that leave together, the last to take it counts
+			 * none and removes the table. */
+			slot_unlock(c);
 			live = count_live(c, 0);
 			__atomic_store_n(&c->head->adders, live,
 			    __ATOMIC_SEQ_CST);
@@ -548,9 +663,15 @@ int
 claims_begin(struct claims *c)
 {
 	uint64_t *unclaimed;
+	unsigned i;
 
 	c->in_chunk = 1;
-	c->gated = c->map == NULL || foreign_adder(c);
+	if (c->wary) {
+		for (i = 0; i < OWNERS && !alone_elsewhere(c, i); i++)
+			;
+		c->wary = i < OWNERS;
+	}
+	c->gated = c->map == NULL || c->wary || foreign_adder(c);
 	if (filter_lock(c, c->gated ? F_WRLCK : F_RDLCK, GATE_BYTE) == -1) {
 		/* No such locks here: claims are all there is. */
 		if (c->map == NULL)
@@ -598,17 +719,6 @@ bucket_of(struct claims *c, uint64_t h)
 	uint64_t b = (h * 0x9e3779b97f4a7c15ULL) >> 48;
 
 	return (uint64_t *)(c->map + HEAD_BYTES + b * 64);
-}
-
-/* Returns the ms since start by the monotonic clock. */
-static int64_t
-ms_since(const struct timespec *start)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (int64_t)(now.tv_sec - start->tv_sec) * 1000 +
-	    (now.tv_nsec - start->tv_nsec) / 1000000;
 }
 
 /*

@@ -215,4 +215,11 @@ uint64_t format_word_raise(uint64_t *word, uint64_t v);
  * says now. */
 uint64_t format_epoch(const unsigned char *head);
 
+/* Memory that add --new takes beyond the caller's: the claim table it
+ * shares with the other adders of the filter (claims.c), and per new key
+ * of a chunk tested at once, what finding repeats in it may take
+ * (mates.c). */
+#define BLOOM_CLAIMS_BYTES	((uint64_t)4096 + ((uint64_t)1 << 16) * 64)
+#define BLOOM_REPEATS_KEY_BYTES	32
+
 #endif

@@ -31,6 +31,7 @@
  */
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -92,12 +93,36 @@ locks_flock(int fd, int op, const char *path, void (*on_wait)(const char *))
 	return 0;
 }
 
+#define OVERLAYFS_MAGIC	0x794c7630	/* statfs(2) f_type of overlayfs */
+
+/*
+ * On overlayfs, the first open of a lower layer's file for writing copies
+ * it up to the upper layer, and a reader that opened it before goes on
+ * reading the lower copy, blind to what is added since.  So a reader that
+ * may write the file opens it for writing first, and at once closes it:
+ * the copy is made, if it is to be, before the reader opens it.
+ */
+static void
+copy_up(const char *path)
+{
+	struct statfs fs;
+	int fd;
+
+	if (statfs(path, &fs) == -1 || fs.f_type != OVERLAYFS_MAGIC)
+		return;
+	fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd != -1)
+		close(fd);
+}
+
 int
 locks_open(const char *path, int writable, void (*on_wait)(const char *))
 {
 	struct stat held, now;
 	int fd, flags, e;
 
+	if (!writable)
+		copy_up(path);
 	flags = (writable ? O_RDWR : O_RDONLY) | O_NONBLOCK | O_CLOEXEC |
 	    O_NOCTTY;
 	for (;;) {

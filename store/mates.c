@@ -6,6 +6,8 @@
  * cannot cover each other's bits, so only the few keys that share a
  * block with another are looked at.
  */
+#include <sys/mman.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +23,9 @@ struct mate {
 	uint32_t bit;		/* mates_bit of its block */
 };
 
+_Static_assert(2 * sizeof(struct mate) <= BLOOM_REPEATS_KEY_BYTES,
+    "bloom.h counts what mates_chunk allocates");
+
 /*
  * A bitmap of one bit per key, from its block, finds the few keys of a
  * chunk that share a block with another (the others' bits are alone in
@@ -33,6 +38,8 @@ struct mate {
 #define MATES_MUL	0x9e3779b97f4a7c15ULL	/* 2^64 / the golden ratio:
 						 * multiplicative hashing */
 #define MATES_WORDS	(((size_t)1 << MATES_LOG) / 64)
+#define DROP_BYTES	((uintptr_t)1 << 20)	/* let go of a MiB at a time */
+#define PAGE_BYTES	((uintptr_t)4096)	/* a page, or a part of one */
 
 static inline uint32_t
 mates_bit(uint64_t block)
@@ -83,23 +90,54 @@ mates_sort(struct mate *m, struct mate *tmp, size_t n)
 	}
 }
 
+/* Makes the bits of the n mates, by which they are sorted, follow their
+ * blocks' order in segment t rather than be spread at random: the many
+ * mates of a sorted batch are then walked in file order. */
+static void
+in_file_order(const struct segment *t, struct mate *m, size_t n)
+{
+	uint64_t nblocks = bits_extent(t).nblocks;
+	unsigned shift = 0;
+	size_t i;
+
+	while (shift < 64 && nblocks >> shift > ((uint64_t)1 << MATES_LOG))
+		shift++;
+	for (i = 0; i < n; i++)
+		m[i].bit = (uint32_t)(m[i].block >> shift);
+}
+
 /* Tests the nm mates, in chunk order, each against its block and the
  * bits of the new keys before it in that block, and marks 0 the keys
- * these cover.  tmp has room for nm. */
+ * these cover; if sorted, in file order, letting go of the pages walked.
+ * tmp has room for nm. */
 static void
 mates_settle(const struct segment *t, const uint64_t *hashes,
-    unsigned char *isnew, struct mate *m, struct mate *tmp, size_t nm)
+    unsigned char *isnew, struct mate *m, struct mate *tmp, size_t nm,
+    int sorted)
 {
 	uint64_t mask[BLOCK_BYTES / 8], have[BLOCK_BYTES / 8], missing;
 	const uint64_t *words;
+	uintptr_t behind = 0, at = 0;
 	size_t i;
 	unsigned w;
 
+	if (sorted)
+		in_file_order(t, m, nm);
 	mates_sort(m, tmp, nm);
 	for (i = 0; i < nm; i++) {
 		if (i == 0 || m[i].block != m[i - 1].block)
 			memset(have, 0, sizeof have);
 		words = bits_key_mask(t, hashes[m[i].key], mask);
+		/* A sorted batch's mates are spread over the whole filter:
+		 * the pages walked are let go of behind the walk, so that
+		 * they do not stay mapped (and resident) all at once. */
+		at = (uintptr_t)words & ~(uintptr_t)(PAGE_BYTES - 1);
+		if (sorted && (behind == 0 || at < behind))
+			behind = at;
+		else if (sorted && at - behind >= DROP_BYTES) {
+			madvise((void *)behind, at - behind, MADV_DONTNEED);
+			behind = at;
+		}
 		missing = 0;
 		for (w = 0; w < BLOCK_BYTES / 8; w++)
 			missing |= mask[w] & ~(have[w] |
@@ -109,6 +147,10 @@ mates_settle(const struct segment *t, const uint64_t *hashes,
 		for (w = 0; w < BLOCK_BYTES / 8; w++)
 			have[w] |= mask[w];
 	}
+	/* Only pages a mate was in, all in the mapping: the last one's. */
+	if (behind != 0)
+		madvise((void *)behind, at - behind + PAGE_BYTES,
+		    MADV_DONTNEED);
 }
 
 /*
@@ -143,7 +185,7 @@ mates_mark(const struct segment *t, const uint64_t *hashes,
 int
 mates_chunk(const struct segment *t, const uint64_t *hashes,
     unsigned char *isnew, size_t n, const unsigned char *marked,
-    unsigned char flag)
+    unsigned char flag, int sorted)
 {
 	uint64_t once[MATES_WORDS], twice[MATES_WORDS], x;
 	struct mate *m;
@@ -168,7 +210,7 @@ mates_chunk(const struct segment *t, const uint64_t *hashes,
 				m[j].bit = mates_bit(m[j].block);
 				m[j++].key = (uint32_t)i;
 			}
-		mates_settle(t, hashes, isnew, m, m + nm, j);
+		mates_settle(t, hashes, isnew, m, m + nm, j, sorted);
 		free(m);
 		return 0;
 	}
@@ -189,7 +231,7 @@ mates_chunk(const struct segment *t, const uint64_t *hashes,
 		m[i] = m[j];
 		i += twice[x >> 6] >> (x & 63) & 1;
 	}
-	mates_settle(t, hashes, isnew, m, m + nm, i);
+	mates_settle(t, hashes, isnew, m, m + nm, i, sorted);
 	free(m);
 	return 0;
 }

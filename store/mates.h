@@ -22,10 +22,12 @@ void mates_mark(const struct segment *t, const uint64_t *hashes,
  * a key marked 1 is marked 0 if the keys marked 1 before it set its
  * missing bits, as a repeat of one does.  If marked is not NULL, only the
  * keys it marks flag (mates_mark over a superset of the new
- * keys) are looked at.  Returns 0, or -1 with errno set (no memory) and
- * isnew as it was. */
+ * keys) are looked at.  A sorted chunk (a sorted batch's, whose keys are
+ * spread over the whole of t) walks t in file order and lets go of its
+ * pages behind the walk, so that they do not stay mapped all at once.
+ * Returns 0, or -1 with errno set (no memory) and isnew as it was. */
 int mates_chunk(const struct segment *t, const uint64_t *hashes,
     unsigned char *isnew, size_t n, const unsigned char *marked,
-    unsigned char flag);
+    unsigned char flag, int sorted);
 
 #endif

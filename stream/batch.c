@@ -20,7 +20,8 @@
 #define REREAD		((size_t)1 << 20)	/* bytes read back at once */
 
 int
-batch_init(struct batch *t, const struct memory_plan *p, int keep_lines)
+batch_init(struct batch *t, const struct memory_plan *p, int keep_lines,
+    int repeats)
 {
 	size_t per_key = sizeof t->hash[0] + 2 + SWEEP_KEY_BYTES;
 	uint64_t cap;
@@ -32,6 +33,8 @@ batch_init(struct batch *t, const struct memory_plan *p, int keep_lines)
 	t->sweep.fd = -1;
 	if (keep_lines)
 		per_key += sizeof t->end[0];
+	if (repeats)
+		per_key += BLOOM_REPEATS_KEY_BYTES;
 	t->per_key = per_key;
 	cap = p->batch_bytes / per_key;
 	t->cap = cap < 1 ? 1 : cap > KEYS_MAX ? KEYS_MAX : (size_t)cap;

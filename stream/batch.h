@@ -43,10 +43,11 @@ struct batch {
 	size_t back_len;	/* bytes of back read */
 };
 
-/* Sets t up for plan p, keeping the lines if keep_lines.  Returns 0, or
- * -1 with errno set. */
+/* Sets t up for plan p, keeping the lines if keep_lines, and counting in
+ * each key what an add --new takes to find the repeats of a batch if
+ * repeats.  Returns 0, or -1 with errno set. */
 int batch_init(struct batch *t, const struct memory_plan *p,
-    int keep_lines);
+    int keep_lines, int repeats);
 
 /* Frees what batch_init allocated. */
 void batch_free(struct batch *t);

@@ -672,6 +672,13 @@ lines_delimited(const struct lines *r)
 	return __atomic_load_n(&r->delimited, __ATOMIC_RELAXED);
 }
 
+uint64_t
+lines_memory(void)
+{
+	return (uint64_t)LINES_GROUPS * (READ_SIZE + LINES_MAX *
+	    (sizeof(struct line) + sizeof(uint64_t) + 1));
+}
+
 int
 lines_threaded(const struct lines *r)
 {

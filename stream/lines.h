@@ -108,6 +108,10 @@ void lines_start(struct lines *r, int fd, const struct bloom *filter,
  * the fields' separator, else 0: the front end warns when none does. */
 int lines_delimited(const struct lines *r);
 
+/* Returns the bytes a reader takes, its groups' buffers and arrays, for
+ * lines that fit a read's buffer. */
+uint64_t lines_memory(void);
+
 /* Returns 1 if a helper thread reads for r (after lines_start), else 0. */
 int lines_threaded(const struct lines *r);
 

@@ -51,6 +51,15 @@ pending_init(struct pending *p)
 	return -1;
 }
 
+uint64_t
+pending_memory(void)
+{
+	const struct pending *p = NULL;
+
+	return (uint64_t)PENDING_MAX * (sizeof p->hash[0] + sizeof p->end[0] +
+	    1) + (uint64_t)TABLE_SLOTS * sizeof p->table[0];
+}
+
 void
 pending_free(struct pending *p)
 {

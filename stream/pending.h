@@ -28,6 +28,9 @@ struct pending {
 /* Sets p up, empty.  Returns 0, or -1 with errno set. */
 int pending_init(struct pending *p);
 
+/* The bytes pending_init allocates, for the memory budget. */
+uint64_t pending_memory(void);
+
 /* Frees what pending_init allocated. */
 void pending_free(struct pending *p);
 

@@ -267,3 +267,161 @@ m.close()' "$table"
 	wait "$first"
 	[ "$(cat o1)" = one ]
 }
+
+# blocked_writing PID: PID has all but filled the pipe it writes to (64
+# KiB, of whole lines) and waits to write more.
+blocked_writing() {
+	[ "$(awk '$1 == "wchar:" { print $2 }' "/proc/$1/io")" -ge 60000 ] &&
+		grep -q poll "/proc/$1/stack"
+}
+
+# An adder killed while it holds claims, then more joins of its slot than
+# an 8-bit generation counts: the 256th adder to take the slot must not
+# pass for the dead one, whose claims would then look alive and keep the
+# live adders from writing those lines (issue 34: 8 163 of 11 808 lines
+# written by no one).  The taker of a dead adder's slot clears its claims,
+# and a claim holds 16 bits of its slot's generation.
+@test "a dead adder's claims outlive no join: 256 joins of its slot later, each line written" {
+	keys 20000 lost- >lost
+	bloom create --seed 5 -n 400000 -p 1e-7 f.bf
+	mkfifo pk pj dout
+	local k j d wk wj i sink
+	# The keeper: alive throughout, so that the table stays.
+	bloom add --new f.bf <pk >ok &
+	k=$!
+	pids+=("$k")
+	exec {wk}>pk
+	echo keeper >&"$wk"
+	within 60 test -s ok
+	# The dead one: claims its first chunk while the keeper is there,
+	# blocks writing it to a pipe nobody reads, and is killed.
+	sleep 600 <dout 3>&- &
+	sink=$!
+	pids+=("$sink")
+	bloom add --new f.bf <lost >dout &
+	d=$!
+	pids+=("$d")
+	within 60 blocked_writing "$d"
+	kill -9 "$d" "$sink"
+	wait "$d" "$sink" || true
+	# 255 adders take its slot one after another, then a 256th stays.
+	for ((i = 1; i < 256; i++)); do
+		echo "joiner-$i" | bloom add --new f.bf >/dev/null
+	done
+	bloom add --new f.bf <pj >oj &
+	j=$!
+	pids+=("$j")
+	exec {wj}>pj
+	echo joiner-256 >&"$wj"
+	within 60 test -s oj
+	# The dead one's lines, to both: each written by one of them.
+	tee /dev/fd/"$wk" <lost >&"$wj"
+	exec {wk}>&- {wj}>&-
+	wait "$k"
+	wait "$j"
+	grep -v -e keeper -e joiner-256 ok >o1 || true
+	grep -v -e keeper -e joiner-256 oj >o2 || true
+	once o1 o2 lost
+}
+
+# start_adder NAME: an add --new of f.bf reading the FIFO NAME.in, its
+# lines in NAME.out; its pid in $adder, the FIFO held open for writing
+# as fd $feed.  SIGINT and SIGHUP take their default actions in it (a
+# shell's background job would ignore SIGINT).
+start_adder() {
+	rm -f "$1.in"
+	mkfifo "$1.in"
+	env --default-signal=INT,HUP bloom add --new f.bf <"$1.in" >"$1.out" 2>"$1.err" &
+	adder=$!
+	pids+=("$adder")
+	exec {feed}>"$1.in"
+}
+
+@test "adders that leave together leave no claim table behind" {
+	bloom create --seed 5 -n 100000 -p 1e-7 f.bf
+	local table round i left=0 adders feeds
+	table=$(claim_table f.bf)
+	for ((round = 1; round <= 30; round++)); do
+		adders=() feeds=()
+		for ((i = 1; i <= 8; i++)); do
+			start_adder "a$i"
+			adders+=("$adder")
+			feeds+=("$feed")
+			echo "r$round-a$i" >&"$feed"
+		done
+		for ((i = 1; i <= 8; i++)); do
+			within 60 test -s "a$i.out"
+		done
+		# All at once: each sees its input end together.
+		for feed in "${feeds[@]}"; do
+			exec {feed}>&-
+		done
+		wait "${adders[@]}"
+		if [ -e "$table" ]; then
+			left=$((left + 1))
+			rm -f "$table"
+		fi
+	done
+	echo "table left after $left of 30 rounds"
+	[ "$left" -eq 0 ]
+}
+
+@test "SIGTERM, SIGINT or SIGHUP of a lone adder: it leaves no claim table, and dies of the signal" {
+	bloom create --seed 5 -n 100000 -p 1e-7 f.bf
+	local table sig st
+	table=$(claim_table f.bf)
+	for sig in TERM INT HUP; do
+		start_adder a
+		echo "one-$sig" >&"$feed"
+		within 60 test -s a.out
+		[ -e "$table" ]
+		kill -s "$sig" "$adder"
+		st=0
+		wait "$adder" || st=$?
+		echo "SIG$sig: status $st"
+		[ "$st" -eq $((128 + $(kill -l "$sig"))) ]
+		[ ! -e "$table" ]
+		exec {feed}>&-
+		# What it wrote is seen; a rerun adds the rest.
+		[ "$(cat a.out)" = "one-$sig" ]
+	done
+}
+
+@test "a claim table of the wrong size at its name: adders write each line once" {
+	keys 300000 >in
+	bloom create --seed 5 -n 400000 -p 1e-7 f.bf
+	local table
+	table=$(claim_table f.bf)
+	head -c 8192 /dev/zero >"$table"
+	chmod 600 "$table"
+	two_adders --
+	once o1 o2 in
+	[ ! -s e1 ] && [ ! -s e2 ]
+}
+
+# A live adder's slot marked by hand as in a chunk begun alone (what an
+# adder clears when its chunk ends): a joiner waits a second for it,
+# then goes through the gate, rather than waiting for ever.
+@test "a chunk begun alone that does not end: a joiner goes on after a second, each line once" {
+	keys 2000 >in
+	bloom create --seed 5 -n 100000 -p 1e-7 f.bf
+	start_adder a
+	echo one >&"$feed"
+	within 60 test -s a.out
+	python3 -c 'import mmap, os, struct, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+m = mmap.mmap(fd, 4096)
+for slot in range(63):
+    gen, = struct.unpack_from("<Q", m, 64 + 64 * slot)
+    if gen:
+        struct.pack_into("<Q", m, 64 + 64 * slot + 8, 1)
+m.close()' "$(claim_table f.bf)"
+	run -0 --separate-stderr timeout 120 bloom add --new f.bf in
+	[ "${#lines[@]}" -eq 2000 ]
+	[ "$stderr" = "bloom: f.bf: waiting for a lock: another add --new of the filter is writing its new lines, or a process holds its lock" ]
+	# The first adder, fed the same lines now: none is new to it.
+	cat in >&"$feed"
+	exec {feed}>&-
+	wait "$adder"
+	[ "$(cat a.out)" = one ]
+}

@@ -551,12 +551,14 @@ burst_window() {
 	burst_window w.bf
 	size=$(stat -c %s w.bf)
 	seq 1 1000 >in
-	# Out of core, each window of the file read slowly: three rotations
+	# Out of core (2M: of which a 4th, 512K, for the filter's windows
+	# and the batch, the rest being what bloom takes whatever the filter:
+	# windows of 16K), each window of the file read slowly: three rotations
 	# run in the middle of the check's one pass, and would give back
 	# the extra segments it has yet to read.
 	strace -f -o trace -e trace=pread64 \
 		-e inject=pread64:delay_enter=50000 \
-		bloom check -c --memory 512K w.bf in >out 2>err &
+		bloom check -c --memory 2M w.bf in >out 2>err &
 	pid=$!
 	until_traced trace "pread64([0-9]*, .*, 16384, "
 	bloom rotate w.bf
