@@ -302,6 +302,27 @@ key_option(enum command cmd, const char *list, const char *delim)
 		    FIELD_MAX, fields_list);
 }
 
+/* Takes option ch (its argument arg) of add, check or route, if it is one
+ * of the key's: -f, -d or -s.  Returns 1 if it was, else 0. */
+static int
+key_flag(enum command cmd, int ch, const char *arg, struct engine *job)
+{
+	switch (ch) {
+	case 'f':
+		key_option(cmd, arg, NULL);
+		job->fields = &key_fields;
+		return 1;
+	case 'd':
+		key_option(cmd, NULL, arg);
+		return 1;
+	case 's':
+		key_only_delimited = 1;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /* After the options: a usage error if -d or -s came without -f (fields
  * is 1 if it came), else makes -s the rule of the key fields. */
 static void
@@ -572,16 +593,6 @@ cmd_add(int argc, char **argv)
 		case 'D':
 			dups = 1;
 			break;
-		case 'f':
-			key_option(CMD_ADD, optarg, NULL);
-			job.fields = &key_fields;
-			break;
-		case 'd':
-			key_option(CMD_ADD, NULL, optarg);
-			break;
-		case 's':
-			key_only_delimited = 1;
-			break;
 		case 'z':
 			job.delim = '\0';
 			break;
@@ -618,7 +629,9 @@ cmd_add(int argc, char **argv)
 			print_help(CMD_ADD);
 			return finish(0);
 		default:
-			bad_option(CMD_ADD, ch, argv, shortopts, longopts);
+			if (!key_flag(CMD_ADD, ch, optarg, &job))
+				bad_option(CMD_ADD, ch, argv, shortopts,
+				    longopts);
 		}
 	}
 	argc -= optind;
@@ -771,16 +784,6 @@ cmd_check(int argc, char **argv)
 		case 'z':
 			job.delim = '\0';
 			break;
-		case 'f':
-			key_option(CMD_CHECK, optarg, NULL);
-			job.fields = &key_fields;
-			break;
-		case 'd':
-			key_option(CMD_CHECK, NULL, optarg);
-			break;
-		case 's':
-			key_only_delimited = 1;
-			break;
 		case OPT_PROGRESS:
 			shown = 1;
 			break;
@@ -804,7 +807,9 @@ cmd_check(int argc, char **argv)
 			print_help(CMD_CHECK);
 			return finish(0);
 		default:
-			bad_option(CMD_CHECK, ch, argv, shortopts, longopts);
+			if (!key_flag(CMD_CHECK, ch, optarg, &job))
+				bad_option(CMD_CHECK, ch, argv, shortopts,
+				    longopts);
 		}
 	}
 	argc -= optind;
@@ -933,16 +938,6 @@ cmd_route(int argc, char **argv)
 		case 'o':
 			prefix = optarg;
 			break;
-		case 'f':
-			key_option(CMD_ROUTE, optarg, NULL);
-			job.fields = &key_fields;
-			break;
-		case 'd':
-			key_option(CMD_ROUTE, NULL, optarg);
-			break;
-		case 's':
-			key_only_delimited = 1;
-			break;
 		case 'z':
 			job.delim = '\0';
 			break;
@@ -957,7 +952,9 @@ cmd_route(int argc, char **argv)
 			print_help(CMD_ROUTE);
 			return finish(0);
 		default:
-			bad_option(CMD_ROUTE, ch, argv, shortopts, longopts);
+			if (!key_flag(CMD_ROUTE, ch, optarg, &job))
+				bad_option(CMD_ROUTE, ch, argv, shortopts,
+				    longopts);
 		}
 	}
 	argc -= optind;
