@@ -147,39 +147,23 @@ layout_test(const struct segment *s, const uint64_t *hashes,
 	apbf_test(&s->apbf, hashes, idx, m, found);
 }
 
-/* The view of a copy of s's array from block first on, in buf: its
+static void
+layout_held(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *held)
+{
+	apbf_held(&s->apbf, hashes, idx, m, held);
+}
+
+/* The view of a copy of the array from block first on, in buf: its
  * groups where the array's would be if buf were its part from first on.
  * Only the groups of the copy are read through it; the address of group
  * 0 is worked out as an integer, without a pointer outside buf, so that
  * a key costs what it costs against the mapping. */
-static struct apbf_view
-copy_view(const struct segment *s, const unsigned char *buf, uint64_t first)
+static void
+layout_rebase(struct segment *copy, const unsigned char *buf, uint64_t first)
 {
-	struct apbf_view v = s->apbf;
-
-	v.bits = (unsigned char *)((uintptr_t)buf -
+	copy->apbf.bits = (unsigned char *)((uintptr_t)buf -
 	    (uintptr_t)(first * BLOCK_BYTES));
-	return v;
-}
-
-static void
-layout_test_copy(const struct segment *s, const unsigned char *buf,
-    uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
-    unsigned char *found)
-{
-	struct apbf_view v = copy_view(s, buf, first);
-
-	apbf_test(&v, hashes, idx, m, found);
-}
-
-static void
-layout_held_copy(const struct segment *s, const unsigned char *buf,
-    uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
-    unsigned char *held)
-{
-	struct apbf_view v = copy_view(s, buf, first);
-
-	apbf_held(&v, hashes, idx, m, held);
 }
 
 static size_t
@@ -214,8 +198,8 @@ const struct layout layout_apbf = {
 	.attach = layout_attach,
 	.block = layout_block,
 	.test = layout_test,
-	.test_copy = layout_test_copy,
-	.held_copy = layout_held_copy,
+	.held = layout_held,
+	.rebase = layout_rebase,
 	.add = layout_add,
 	.set = layout_set,
 	.slot_fill = layout_slot_fill,

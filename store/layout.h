@@ -33,16 +33,15 @@ struct layout {
 	 * key may be in it, else 0. */
 	void (*test)(const struct segment *s, const uint64_t *hashes,
 	    const uint32_t *idx, size_t m, unsigned char *found);
-	/* test, against a copy of s's blocks from block first on in buf
-	 * (a multiple of unit_blocks), for keys of those blocks only. */
-	void (*test_copy)(const struct segment *s, const unsigned char *buf,
-	    uint64_t first, const uint64_t *hashes, const uint32_t *idx,
-	    size_t m, unsigned char *found);
 	/* Sets held[key] to 1 if adding the key to s would set no bit (what
-	 * add finds not new), else 0, against a copy as test_copy. */
-	void (*held_copy)(const struct segment *s, const unsigned char *buf,
-	    uint64_t first, const uint64_t *hashes, const uint32_t *idx,
-	    size_t m, unsigned char *held);
+	 * add finds not new), else 0. */
+	void (*held)(const struct segment *s, const uint64_t *hashes,
+	    const uint32_t *idx, size_t m, unsigned char *held);
+	/* Makes copy, a copy of s, read s's blocks from block first on (a
+	 * multiple of unit_blocks) in buf, a copy of them: test and held of
+	 * copy then answer for keys of those blocks only. */
+	void (*rebase)(struct segment *copy, const unsigned char *buf,
+	    uint64_t first);
 	/* Adds the keys listed to s in that order, setting isnew[key] to 1
 	 * if one of its bits was clear, else 0; returns how many were new.
 	 * With atomic ORs, so that processes adding at once lose nothing,
