@@ -41,18 +41,20 @@ static const char *const synopsis[NCMD] = {
 	"              [--layout blocked | apbf] [--no-renew]] [--dry-run] filter\n"
 	"bloom create --like template [-f] [--slice i/n | auto] [--slices n]\n"
 	"             filter"),
-	("bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]\n"
-	"          [--memory size] [--no-create] [--pass-over] [--progress]\n"
-	"          [--sync] filter [file ...]"),
-	("bloom check [-cHhqvz] [-f list [-d delim]] [--memory size]\n"
+	("bloom add [-D | -N] [-z] [-f list [-d delim] [-s]] [-n capacity]\n"
+	"          [-p fpr] [--memory size] [--no-create] [--pass-over]\n"
+	"          [--progress] [--sync] filter [file ...]"),
+	("bloom check [-cHhqvz] [-f list [-d delim] [-s]] [--memory size]\n"
 	"            [--progress] [--which] filter [file ...]\n"
-	"bloom check -F filter [-F filter ...] [-cHhqvz] [-f list [-d delim]]\n"
-	"            [--memory size] [--progress] [--which] [file ...]"),
+	"bloom check -F filter [-F filter ...] [-cHhqvz]\n"
+	"            [-f list [-d delim] [-s]] [--memory size] [--progress]\n"
+	"            [--which] [file ...]"),
 	"bloom stats [--json] filter",
 	"bloom rotate filter",
 	"bloom merge filter source ...",
 	"bloom fold [-f] [--by n] filter output",
-	"bloom route [-z] [-o prefix] [--slices n] filter [file ...]",
+	("bloom route [-z] [-f list [-d delim] [-s]] [-o prefix] [--slices n]\n"
+	"            filter [file ...]"),
 	"bloom help [command]",
 };
 
@@ -124,6 +126,9 @@ static const char *const option_help[NCMD] = {
 	"               whole line; missing fields are empty; a line without\n"
 	"               the separator is one field, as in cut\n"
 	"  -d delim     the field separator, one byte (default TAB)\n"
+	"  -s, --only-delimited\n"
+	"               skip a line without the separator, as cut -s: no\n"
+	"               key, not added, not written (not even with -N or -D)\n"
 	"  -z           lines end with NUL, not newline\n"
 	"  -n capacity  a missing filter's first segment is for this many\n"
 	"               lines (K, M, G: powers of 1000); an existing filter\n"
@@ -155,6 +160,9 @@ static const char *const option_help[NCMD] = {
 	"               whole line; missing fields are empty; a line without\n"
 	"               the separator is one field, as in cut\n"
 	"  -d delim     the field separator, one byte (default TAB)\n"
+	"  -s, --only-delimited\n"
+	"               skip a line without the separator, as cut -s: not\n"
+	"               selected (not even with -v), not counted by -c\n"
 	"  -z           lines end with NUL, not newline\n"
 	"  --memory S   bytes bloom may use (512M, 1GB); default: the cgroup\n"
 	"               limit or available memory\n"
@@ -186,6 +194,13 @@ static const char *const option_help[NCMD] = {
 	"prefix followed by the slice number.\n"
 	"  -o prefix    write slice i's lines to the file prefix<i>; needs\n"
 	"               --slices\n"
+	"  -f list      route by the key of these fields, as add -f and check\n"
+	"               -f take it (cut's lists; a line without the separator\n"
+	"               is one field)\n"
+	"  -d delim     the field separator, one byte (default TAB)\n"
+	"  -s, --only-delimited\n"
+	"               skip a line without the separator, as cut -s: not\n"
+	"               written\n"
 	"  --slices n   the number of slices, which must divide the whole\n"
 	"               filter's blocks (without -o, a slice routes for its\n"
 	"               own count unless told)\n"

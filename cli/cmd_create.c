@@ -721,6 +721,7 @@ static void
 tell_fold_refusal(const char *path, const struct fold_plan *fp, uint64_t by)
 {
 	const struct segment_info *s = &fp->h.seg[fp->segment];
+	unsigned unit;
 
 	switch (fp->refusal) {
 	case FOLD_WINDOW_GROWN:
@@ -733,11 +734,12 @@ tell_fold_refusal(const char *path, const struct fold_plan *fp, uint64_t by)
 		    "slice of the filter by the same --by n", path);
 		break;
 	default:
-		if (fp->h.layout == LAYOUT_APBF) {
+		/* A layout whose keys span groups of blocks folds groups. */
+		if ((unit = plan_unit_blocks(&fp->h, fp->segment)) > 1) {
 			msg_warn("%s: cannot fold by %" PRIu64 ": the window "
 			    "has %" PRIu64 " groups of %u blocks, not a "
 			    "multiple of %" PRIu64, path, by, s->nblocks /
-			    APBF_GROUP_BLOCKS, APBF_GROUP_BLOCKS, by);
+			    unit, unit, by);
 			break;
 		}
 		msg_warn("%s: cannot fold by %" PRIu64 ": segment %u has %"

@@ -92,7 +92,7 @@ is_filter(const struct engine *job, int fd)
 
 /* Warns once for an input of which no line held the separator of -f:
  * each line was then its own key, whole, as cut(1) prints such a line,
- * which is seldom what was meant. */
+ * or with -s skipped, which is seldom what was meant. */
 static void
 tell_undelimited(const struct engine *job, const char *file)
 {
@@ -101,9 +101,14 @@ tell_undelimited(const struct engine *job, const char *file)
 
 	/* msg_warn shows a byte that is not printable escaped. */
 	snprintf(shown, sizeof shown, sep == '\t' ? "TAB" : "'%c'", sep);
-	msg_warn("%s: no line holds the separator (%s) of -f: each whole "
-	    "line was its key, as cut(1) takes it; -d sets the separator",
-	    input_name(file), shown);
+	if (job->fields->only_delimited)
+		msg_warn("%s: no line holds the separator (%s) of -f: -s "
+		    "skipped every line; -d sets the separator",
+		    input_name(file), shown);
+	else
+		msg_warn("%s: no line holds the separator (%s) of -f: each "
+		    "whole line was its key, as cut(1) takes it; -d sets the "
+		    "separator", input_name(file), shown);
 }
 
 /* Whether fd is a regular file that begins as a filter file does: the
@@ -169,7 +174,7 @@ stream_files(struct engine *job, int nfiles, char **files)
 	static char *stdin_only[] = { "-" };
 	int i, fd, own, magic, trouble = 0;
 	enum stream_end e;
-	uint64_t before, lines;
+	uint64_t before;
 	int name_counts = file_names == 1 || (file_names == -1 && nfiles > 1);
 	int writes = job->emit || (job->route != 0 && job->routes == NULL);
 
@@ -205,10 +210,9 @@ stream_files(struct engine *job, int nfiles, char **files)
 			return -2;
 		}
 		before = job->selected;
-		lines = job->lines;
 		e = engine_stream(job, fd);
 		if (e == STREAM_DONE && job->fields != NULL &&
-		    job->lines > lines && !lines_delimited(&job->reader))
+		    lines_undelimited(&job->reader))
 			tell_undelimited(job, files[i]);
 		if (file_counts != NULL && e != STREAM_FILTER_ERROR &&
 		    e != STREAM_WRITE_ERROR) {
@@ -266,9 +270,10 @@ engine_setup(struct engine *e)
 	return -1;
 }
 
-/* The key fields of add -f and check -f, and the status line. */
+/* The key fields of add, check and route -f, and the status line. */
 static struct fields key_fields;
 static int key_delim_given;	/* -d was given */
+static int key_only_delimited;	/* -s was given */
 static struct progress progress;
 static int progress_shown;	/* --progress: 1 a line at a time, 2 in place */
 
@@ -295,6 +300,39 @@ key_option(enum command cmd, const char *list, const char *delim)
 		    "2, 1,3 or 2- (at most %d ranges, fields from 1 to %"
 		    PRIu64 "), not '%s'", command_name[cmd], FIELDS_RANGES,
 		    FIELD_MAX, fields_list);
+}
+
+/* Takes option ch (its argument arg) of add, check or route, if it is one
+ * of the key's: -f, -d or -s.  Returns 1 if it was, else 0. */
+static int
+key_flag(enum command cmd, int ch, const char *arg, struct engine *job)
+{
+	switch (ch) {
+	case 'f':
+		key_option(cmd, arg, NULL);
+		job->fields = &key_fields;
+		return 1;
+	case 'd':
+		key_option(cmd, NULL, arg);
+		return 1;
+	case 's':
+		key_only_delimited = 1;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* After the options: a usage error if -d or -s came without -f (fields
+ * is 1 if it came), else makes -s the rule of the key fields. */
+static void
+key_finish(enum command cmd, int fields)
+{
+	if (!fields && key_delim_given)
+		usage_error((int)cmd, "%s: -d needs -f", command_name[cmd]);
+	if (!fields && key_only_delimited)
+		usage_error((int)cmd, "%s: -s needs -f", command_name[cmd]);
+	key_fields.only_delimited = key_only_delimited;
 }
 
 /* Writes the status line after e's lines so far: in place on a terminal,
@@ -531,10 +569,11 @@ cmd_add(int argc, char **argv)
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "no-create", no_argument, NULL, OPT_NO_CREATE },
 		{ "pass-over", no_argument, NULL, OPT_PASS_OVER },
+		{ "only-delimited", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	static const char shortopts[] = ":DNd:f:hn:p:z";
+	static const char shortopts[] = ":DNd:f:hn:p:sz";
 	const char *env = getenv("BLOOM_NO_CREATE");
 	struct add_sizing want = { 0, 0 };
 	const char *why;
@@ -553,13 +592,6 @@ cmd_add(int argc, char **argv)
 			break;
 		case 'D':
 			dups = 1;
-			break;
-		case 'f':
-			key_option(CMD_ADD, optarg, NULL);
-			job.fields = &key_fields;
-			break;
-		case 'd':
-			key_option(CMD_ADD, NULL, optarg);
 			break;
 		case 'z':
 			job.delim = '\0';
@@ -597,7 +629,9 @@ cmd_add(int argc, char **argv)
 			print_help(CMD_ADD);
 			return finish(0);
 		default:
-			bad_option(CMD_ADD, ch, argv, shortopts, longopts);
+			if (!key_flag(CMD_ADD, ch, optarg, &job))
+				bad_option(CMD_ADD, ch, argv, shortopts,
+				    longopts);
 		}
 	}
 	argc -= optind;
@@ -606,8 +640,7 @@ cmd_add(int argc, char **argv)
 		usage_error(CMD_ADD, "add: no filter named");
 	if (dups && job.emit)
 		usage_error(CMD_ADD, "add: --new and --dups do not go together");
-	if (job.fields == NULL && key_delim_given)
-		usage_error(CMD_ADD, "add: -d needs -f");
+	key_finish(CMD_ADD, job.fields != NULL);
 	job.emit |= dups;
 	job.invert = dups;
 	if (env != NULL && parse_switch(env) == -1)
@@ -717,10 +750,11 @@ cmd_check(int argc, char **argv)
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "memory", required_argument, NULL, OPT_MEMORY },
 		{ "which", no_argument, NULL, OPT_WHICH },
+		{ "only-delimited", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 }
 	};
-	static const char shortopts[] = ":F:Hcd:f:hqvz";
+	static const char shortopts[] = ":F:Hcd:f:hqsvz";
 	struct bloom **filters;
 	struct filter_union all;
 	struct engine job;
@@ -750,13 +784,6 @@ cmd_check(int argc, char **argv)
 		case 'z':
 			job.delim = '\0';
 			break;
-		case 'f':
-			key_option(CMD_CHECK, optarg, NULL);
-			job.fields = &key_fields;
-			break;
-		case 'd':
-			key_option(CMD_CHECK, NULL, optarg);
-			break;
 		case OPT_PROGRESS:
 			shown = 1;
 			break;
@@ -780,7 +807,9 @@ cmd_check(int argc, char **argv)
 			print_help(CMD_CHECK);
 			return finish(0);
 		default:
-			bad_option(CMD_CHECK, ch, argv, shortopts, longopts);
+			if (!key_flag(CMD_CHECK, ch, optarg, &job))
+				bad_option(CMD_CHECK, ch, argv, shortopts,
+				    longopts);
 		}
 	}
 	argc -= optind;
@@ -792,8 +821,7 @@ cmd_check(int argc, char **argv)
 		argc--;
 		argv++;
 	}
-	if (job.fields == NULL && key_delim_given)
-		usage_error(CMD_CHECK, "check: -d needs -f");
+	key_finish(CMD_CHECK, job.fields != NULL);
 	if (job.which && (job.invert || count_only || job.quiet))
 		usage_error(CMD_CHECK, "check: --which names the filter that "
 		    "holds each line written: not with -v, -c or -q");
@@ -888,10 +916,11 @@ cmd_route(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "slices", required_argument, NULL, OPT_SLICES },
+		{ "only-delimited", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	static const char shortopts[] = ":ho:z";
+	static const char shortopts[] = ":d:f:ho:sz";
 	struct engine job;
 	struct bloom_header seen;
 	const struct bloom_header *h;
@@ -923,7 +952,9 @@ cmd_route(int argc, char **argv)
 			print_help(CMD_ROUTE);
 			return finish(0);
 		default:
-			bad_option(CMD_ROUTE, ch, argv, shortopts, longopts);
+			if (!key_flag(CMD_ROUTE, ch, optarg, &job))
+				bad_option(CMD_ROUTE, ch, argv, shortopts,
+				    longopts);
 		}
 	}
 	argc -= optind;
@@ -934,6 +965,7 @@ cmd_route(int argc, char **argv)
 	if (prefix != NULL && slices == 0)
 		usage_error(CMD_ROUTE, "route: -o writes a file for each slice: "
 		    "say how many with --slices");
+	key_finish(CMD_ROUTE, job.fields != NULL);
 	s = bloom_open(&filter, argv[0], 0, tell_open_waits, &seen);
 	if (s != BLOOM_OK) {
 		filter_error(argv[0], s, &seen);

@@ -390,7 +390,7 @@ report_plan(FILE *fp, const char *path, const struct bloom_header *h)
 
 	/* The generations of the age-partitioned layout share one array. */
 	for (i = 0; i < h->nsegments; i++)
-		if (h->layout != LAYOUT_APBF || i == 0 || i >= h->slots)
+		if (!plan_shares_array(h, i))
 			blocks += h->seg[i].nblocks;
 	fputs("file: ", fp);
 	quote_fputs(fp, path);

@@ -35,12 +35,12 @@ _bloom()
 		    --layout --slices --seed --like --slice'
 		fileopts='--like' ;;
 	add)
-		opts='-D --dups -N --new -z -f -d -n -p --memory --no-create --pass-over
-		    --progress --sync --help'
+		opts='-D --dups -N --new -z -f -d -s --only-delimited -n -p
+		    --memory --no-create --pass-over --progress --sync --help'
 		argopts='-f -d -n -p --memory' ;;
 	check)
-		opts='-c -H -h -q -v -z -f -d -F --which --memory --progress
-		    --help'
+		opts='-c -H -h -q -v -z -f -d -s --only-delimited -F --which
+		    --memory --progress --help'
 		argopts='-f -d -F --memory'
 		fileopts='-F' ;;
 	stats)
@@ -53,8 +53,8 @@ _bloom()
 		opts='-f --by --help'
 		argopts='--by' ;;
 	route)
-		opts='-o -z --slices --help'
-		argopts='-o --slices'
+		opts='-o -z -f -d -s --only-delimited --slices --help'
+		argopts='-o -f -d --slices'
 		fileopts='-o' ;;
 	help)
 		[ "$COMP_CWORD" -eq 2 ] &&

@@ -28,95 +28,6 @@
 #define IN_BLOCKS	16384	/* blocks read at a time: 1 MiB */
 #define OUT_BLOCKS	16384	/* blocks written at a time */
 
-/* Returns the most keys nblocks blocks of hashes bits a key hold at rate
- * fpr or below, at least 1 (a capacity is never 0). */
-static uint64_t
-capacity_at(uint64_t nblocks, unsigned hashes, double fpr)
-{
-	uint64_t lo = 0, hi = nblocks * BLOCK_BITS, mid;
-
-	/* params_fpr grows with the keys: the last count within fpr. */
-	while (lo < hi) {
-		mid = lo + (hi - lo + 1) / 2;
-		if (params_fpr(mid, nblocks, hashes) <= fpr)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	return lo == 0 ? 1 : lo;
-}
-
-/* Returns the largest factor d of nblocks for which nblocks / d blocks
- * hold keys keys (at least 1) at rate fpr or below; 1 if none does. */
-static uint64_t
-largest_fold(uint64_t nblocks, unsigned hashes, double fpr, uint64_t keys)
-{
-	uint64_t d, best = 1;
-
-	if (keys == 0)
-		keys = 1;
-	/* Each factor d up to the square root pairs with nblocks / d; the
-	 * rate only falls as the blocks grow, so the first fit from the
-	 * largest factor down is the answer, but the factors come in no
-	 * order here: keep the largest that fits. */
-	for (d = 1; d <= nblocks / d; d++) {
-		if (nblocks % d != 0)
-			continue;
-		if (d > best && params_fpr(keys, nblocks / d, hashes) <= fpr)
-			best = d;
-		if (nblocks / d > best &&
-		    params_fpr(keys, d, hashes) <= fpr)
-			best = nblocks / d;
-	}
-	return best;
-}
-
-/* Returns the blocks of the unit fold ORs whole in segment i of h: a
- * group of the age-partitioned array, else a block. */
-static uint64_t
-unit_of(const struct bloom_header *h, unsigned i)
-{
-	return h->layout == LAYOUT_APBF && i < h->slots ? APBF_GROUP_BLOCKS :
-	    1;
-}
-
-/* Returns the most keys a window of an age-partitioned array of ngroups
- * groups holds at h's rate and generations with k hashes, at least 1. */
-static uint64_t
-apbf_capacity_at(const struct bloom_header *h, uint64_t ngroups, unsigned k)
-{
-	struct apbf_params a;
-	uint64_t lo = 1, hi = ngroups * APBF_GROUP_BITS, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo + 1) / 2;
-		if (params_apbf_size(mid, h->target_fpr, h->slots, &a) == 0 &&
-		    a.hashes == k && a.ngroups <= ngroups)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	return lo;
-}
-
-/* Returns the largest factor of units units that leaves at least need of
- * them. */
-static uint64_t
-largest_fold_to(uint64_t units, uint64_t need)
-{
-	uint64_t d, best = 1;
-
-	for (d = 1; d <= units / d; d++) {
-		if (units % d != 0)
-			continue;
-		if (units / d >= need && d > best)
-			best = d;
-		if (d >= need && units / d > best)
-			best = units / d;
-	}
-	return best;
-}
-
 /*
  * A window's generations share one geometry, so that a rotation reuses
  * any of them: all fold by one factor, by default the largest that keeps
@@ -127,46 +38,20 @@ static int
 plan_window(struct bloom *b, uint64_t n, struct fold_plan *fp)
 {
 	struct bloom_header *h = &fp->h;
-	struct segment_info *s = &h->seg[0];
-	struct apbf_params a;
-	uint64_t keys = 1, units, d;
+	uint64_t keys = 1, d;
 	unsigned i;
 
 	for (i = 0; i < h->slots; i++)
 		if (bloom_is_live(b, i) && h->seg[i].inserted > keys)
 			keys = h->seg[i].inserted;
-	units = s->nblocks / unit_of(h, 0);
-	if (n != 0 && units % n != 0) {
+	if (n != 0 && h->seg[0].nblocks / plan_unit_blocks(h, 0) % n != 0) {
 		fp->refusal = FOLD_INDIVISIBLE;
 		return -1;
 	}
-	if (n != 0)
-		d = n;
-	else if (h->layout == LAYOUT_APBF)
-		d = params_apbf_size(keys > UINT64_MAX / (h->slots - 1) ?
-		    UINT64_MAX : keys * (h->slots - 1), h->target_fpr,
-		    h->slots, &a) == 0 && a.hashes == s->hashes ?
-		    largest_fold_to(units, a.ngroups) : 1;
-	else
-		d = largest_fold(s->nblocks, s->hashes, s->target_fpr, keys);
-	for (i = 0; i < h->slots; i++) {
+	d = n != 0 ? n : plan_fold_by(h, 0, keys);
+	for (i = 0; i < h->slots; i++)
 		fp->by[i] = d;
-		h->seg[i].nblocks /= d;
-		h->seg[i].capacity = h->layout == LAYOUT_APBF ? 0 :
-		    capacity_at(h->seg[i].nblocks, h->seg[i].hashes,
-		    h->seg[i].target_fpr);
-	}
-	/* The window's capacity, whose share sizes a generation that grows
-	 * and is what stats tells: what the folded generations hold. */
-	if (h->layout == LAYOUT_APBF)
-		h->capacity = apbf_capacity_at(h, s->nblocks /
-		    APBF_GROUP_BLOCKS, s->hashes);
-	else
-		h->capacity = s->capacity > UINT64_MAX / (h->slots - 1) ?
-		    UINT64_MAX : s->capacity * (h->slots - 1);
-	for (i = 0; i < h->slots && h->layout == LAYOUT_APBF; i++)
-		h->seg[i].capacity = h->capacity / (h->slots - 1) +
-		    (h->capacity % (h->slots - 1) != 0);
+	plan_fold(h, fp->by);
 	return 0;
 }
 
@@ -175,30 +60,17 @@ static int
 plan_segments(uint64_t n, struct fold_plan *fp)
 {
 	struct bloom_header *h = &fp->h;
-	struct segment_info *s;
 	unsigned i;
 
 	for (i = 0; i < h->nsegments; i++) {
-		s = &h->seg[i];
-		if (n != 0 && s->nblocks % n != 0) {
+		if (n != 0 && h->seg[i].nblocks % n != 0) {
 			fp->refusal = FOLD_INDIVISIBLE;
 			fp->segment = i;
 			return -1;
 		}
-		fp->by[i] = n != 0 ? n : largest_fold(s->nblocks, s->hashes,
-		    s->target_fpr, s->inserted);
-		s->nblocks /= fp->by[i];
-		s->capacity = capacity_at(s->nblocks, s->hashes,
-		    s->target_fpr);
+		fp->by[i] = n != 0 ? n : plan_fold_by(h, i, h->seg[i].inserted);
 	}
-	/* A fixed filter's capacity is its one segment's; a growable one's
-	 * is its first segment's as made, which sizes the next ones. */
-	if (h->mode == MODE_FIXED)
-		h->capacity = h->seg[0].capacity;
-	/* A slice is the same cut of the folded whole filter: its blocks
-	 * are its share of the whole's, both divided by n. */
-	if (h->slices != 0)
-		h->whole_nblocks /= n;
+	plan_fold(h, fp->by);
 	return 0;
 }
 
@@ -207,7 +79,6 @@ fold_plan(struct bloom *b, uint64_t n, struct fold_plan *fp)
 {
 	const struct bloom_header *src = bloom_header(b);
 	struct bloom_header *h = &fp->h;
-	uint64_t offset;
 	unsigned i;
 
 	memset(fp, 0, sizeof *fp);
@@ -240,16 +111,8 @@ fold_plan(struct bloom *b, uint64_t n, struct fold_plan *fp)
 	if ((src->mode == MODE_WINDOW ? plan_window(b, n, fp) :
 	    plan_segments(n, fp)) == -1)
 		return -1;
-	/* Laid out as create lays out: each on a page, the generations of
-	 * an age-partitioned window on one array. */
-	offset = h->data_offset;
-	for (i = 0; i < h->nsegments; i++) {
-		if (h->layout == LAYOUT_APBF && i > 0 && i < h->slots)
-			offset = h->data_offset;
-		h->seg[i].offset = offset;
-		h->file_size = format_segment_end(&h->seg[i]);
-		offset = format_next_offset(&h->seg[i]);
-	}
+	/* Laid out as create lays out. */
+	plan_lay_out(h);
 	return 0;
 }
 
@@ -292,7 +155,7 @@ fold_segment(struct fold_job *job, unsigned i, int fd)
 {
 	const struct segment_info *from = &bloom_header(job->b)->seg[i];
 	const struct segment_info *to = &job->fp->h.seg[i];
-	uint64_t n = job->fp->by[i], u = unit_of(&job->fp->h, i);
+	uint64_t n = job->fp->by[i], u = plan_unit_blocks(&job->fp->h, i);
 	uint64_t at, got, j, o, out_lo = 0, k;
 	int src = bloom_fd(job->b);
 
@@ -337,7 +200,7 @@ fill_folded(void *arg, int fd, const struct bloom_header *h)
 	for (i = 0; i < h->nsegments; i++) {
 		/* The generations of an age-partitioned window are one
 		 * array: written once, as the first. */
-		if (h->layout == LAYOUT_APBF && i > 0 && i < h->slots)
+		if (plan_shares_array(h, i))
 			continue;
 		if ((s = fold_segment(job, i, fd)) != BLOOM_OK)
 			return s;

@@ -284,7 +284,7 @@ merge_into(struct bloom *t, const struct bloom *s)
 	 * ORed once, the slots of the source's live ages.  A generation's
 	 * counter cannot be summed either (shared keys): it is raised to
 	 * the source's, the most the union may hold at the least. */
-	if (bloom_header(t)->layout == LAYOUT_APBF) {
+	if (plan_shares_array(bloom_header(t), 1)) {
 		bloom_or(t, 0, s, 0);
 		for (i = 0; i < n; i++)
 			if (bloom_is_live(s, i))

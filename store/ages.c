@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: ISC
  * The generations of an age-partitioned window (LAYOUT_APBF): the sizing
  * of its one array, which slot holds which generation and which count for
- * a reader, and which slots a rotation empties.  segments.c calls these
- * where a window of the blocked layout uses one segment per generation;
- * the layout's table (layout.h) ends the file, over apbf.c's kernels.
+ * a reader, and which slots a rotation empties: the window operations of
+ * the layout's table (layout.h), which segments.c calls where a window of
+ * the blocked layout uses one segment per generation.  The table ends the
+ * file, over apbf.c's kernels.
  *
  * Generation g's slot is slot (-g) mod s of every group, so the slot of age
  * a at generation E is (a - E) mod s, and a rotation to E empties one slot
@@ -19,7 +20,6 @@
 #include <string.h>
 
 #include "params.h"
-#include "store/ages.h"
 #include "store/apbf.h"
 #include "store/format.h"
 #include "store/handle.h"
@@ -52,7 +52,7 @@ counting_ages(uint64_t epoch, uint64_t file_epoch, unsigned gens,
 
 /* Sets the view of an age-partitioned window's generations as of the
  * generation now: which slot is the newest, which ages count. */
-void
+static void
 ages_follow(struct bloom *b, uint64_t file_epoch)
 {
 	uint64_t stamps[SEGMENTS_MAX];
@@ -71,7 +71,7 @@ ages_follow(struct bloom *b, uint64_t file_epoch)
 /* An age-partitioned window: returns the earliest generation among the G
  * before to that a rotation published and did not finish (its entry is
  * not stamped with it), if before start; else start. */
-uint64_t
+static uint64_t
 ages_mend_from(const struct bloom *b, uint64_t start, uint64_t to)
 {
 	uint64_t e, g = b->hdr.slots;
@@ -82,21 +82,12 @@ ages_mend_from(const struct bloom *b, uint64_t start, uint64_t to)
 	return start;
 }
 
-uint64_t
-ages_stamp(const struct bloom *b, const struct segment *t)
-{
-	if (b->hdr.layout == LAYOUT_APBF &&
-	    ages_mend_from(b, b->epoch, b->epoch) != b->epoch)
-		return 0;
-	return format_word_load(t->stamp);
-}
-
 /* An age-partitioned window rotating from generation from to to: empties
  * the slots of the generations it enters (those after from, a whole
  * group's at most) and of those from start to from that a rotation left
  * unfinished (not stamped), and the counters of the generations from start
  * on that it empties. */
-void
+static void
 ages_clear(struct bloom *b, uint64_t start, uint64_t from, uint64_t to)
 {
 	const struct apbf_view *v = &b->seg[0].apbf;
@@ -156,39 +147,23 @@ layout_test(const struct segment *s, const uint64_t *hashes,
 	apbf_test(&s->apbf, hashes, idx, m, found);
 }
 
-/* The view of a copy of s's array from block first on, in buf: its
+static void
+layout_held(const struct segment *s, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *held)
+{
+	apbf_held(&s->apbf, hashes, idx, m, held);
+}
+
+/* The view of a copy of the array from block first on, in buf: its
  * groups where the array's would be if buf were its part from first on.
  * Only the groups of the copy are read through it; the address of group
  * 0 is worked out as an integer, without a pointer outside buf, so that
  * a key costs what it costs against the mapping. */
-static struct apbf_view
-copy_view(const struct segment *s, const unsigned char *buf, uint64_t first)
+static void
+layout_rebase(struct segment *copy, const unsigned char *buf, uint64_t first)
 {
-	struct apbf_view v = s->apbf;
-
-	v.bits = (unsigned char *)((uintptr_t)buf -
+	copy->apbf.bits = (unsigned char *)((uintptr_t)buf -
 	    (uintptr_t)(first * BLOCK_BYTES));
-	return v;
-}
-
-static void
-layout_test_copy(const struct segment *s, const unsigned char *buf,
-    uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
-    unsigned char *found)
-{
-	struct apbf_view v = copy_view(s, buf, first);
-
-	apbf_test(&v, hashes, idx, m, found);
-}
-
-static void
-layout_held_copy(const struct segment *s, const unsigned char *buf,
-    uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
-    unsigned char *held)
-{
-	struct apbf_view v = copy_view(s, buf, first);
-
-	apbf_held(&v, hashes, idx, m, held);
 }
 
 static size_t
@@ -223,11 +198,14 @@ const struct layout layout_apbf = {
 	.attach = layout_attach,
 	.block = layout_block,
 	.test = layout_test,
-	.test_copy = layout_test_copy,
-	.held_copy = layout_held_copy,
+	.held = layout_held,
+	.rebase = layout_rebase,
 	.add = layout_add,
 	.set = layout_set,
 	.slot_fill = layout_slot_fill,
+	.follow = ages_follow,
+	.mend_from = ages_mend_from,
+	.clear = ages_clear,
 	.unit_blocks = APBF_GROUP_BLOCKS,
 	.shared = 1,
 	.probes = 0,

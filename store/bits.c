@@ -636,15 +636,11 @@ blocked_test(const struct segment *s, const uint64_t *hashes,
 }
 
 static void
-blocked_test_copy(const struct segment *s, const unsigned char *buf,
-    uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
-    unsigned char *found)
+blocked_rebase(struct segment *copy, const unsigned char *buf,
+    uint64_t first)
 {
-	struct segment copy = *s;
-
-	copy.bits = (unsigned char *)(uintptr_t)buf;
-	copy.lo = s->lo + first;
-	blocked_test(&copy, hashes, idx, m, found);
+	copy->bits = (unsigned char *)(uintptr_t)buf;
+	copy->lo += first;
 }
 
 static size_t
@@ -670,8 +666,8 @@ const struct layout layout_blocked = {
 	.attach = blocked_attach,
 	.block = blocked_block,
 	.test = blocked_test,
-	.test_copy = blocked_test_copy,
-	.held_copy = blocked_test_copy,
+	.held = blocked_test,
+	.rebase = blocked_rebase,
 	.add = blocked_add,
 	.set = blocked_set,
 	.slot_fill = NULL,
@@ -714,7 +710,10 @@ bits_test_copy(const struct segment *s, const unsigned char *buf,
     uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
     unsigned char *found)
 {
-	s->layout->test_copy(s, buf, first, hashes, idx, m, found);
+	struct segment copy = *s;
+
+	s->layout->rebase(&copy, buf, first);
+	s->layout->test(&copy, hashes, idx, m, found);
 }
 
 unsigned
@@ -728,7 +727,10 @@ bits_held_copy(const struct segment *s, const unsigned char *buf,
     uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
     unsigned char *held)
 {
-	s->layout->held_copy(s, buf, first, hashes, idx, m, held);
+	struct segment copy = *s;
+
+	s->layout->rebase(&copy, buf, first);
+	s->layout->held(&copy, hashes, idx, m, held);
 }
 
 size_t

@@ -18,6 +18,7 @@
 
 #include "store/format.h"
 
+struct bloom;
 struct segment;
 
 struct layout {
@@ -32,16 +33,15 @@ struct layout {
 	 * key may be in it, else 0. */
 	void (*test)(const struct segment *s, const uint64_t *hashes,
 	    const uint32_t *idx, size_t m, unsigned char *found);
-	/* test, against a copy of s's blocks from block first on in buf
-	 * (a multiple of unit_blocks), for keys of those blocks only. */
-	void (*test_copy)(const struct segment *s, const unsigned char *buf,
-	    uint64_t first, const uint64_t *hashes, const uint32_t *idx,
-	    size_t m, unsigned char *found);
 	/* Sets held[key] to 1 if adding the key to s would set no bit (what
-	 * add finds not new), else 0, against a copy as test_copy. */
-	void (*held_copy)(const struct segment *s, const unsigned char *buf,
-	    uint64_t first, const uint64_t *hashes, const uint32_t *idx,
-	    size_t m, unsigned char *held);
+	 * add finds not new), else 0. */
+	void (*held)(const struct segment *s, const uint64_t *hashes,
+	    const uint32_t *idx, size_t m, unsigned char *held);
+	/* Makes copy, a copy of s, read s's blocks from block first on (a
+	 * multiple of unit_blocks) in buf, a copy of them: test and held of
+	 * copy then answer for keys of those blocks only. */
+	void (*rebase)(struct segment *copy, const unsigned char *buf,
+	    uint64_t first);
 	/* Adds the keys listed to s in that order, setting isnew[key] to 1
 	 * if one of its bits was clear, else 0; returns how many were new.
 	 * With atomic ORs, so that processes adding at once lose nothing,
@@ -58,6 +58,29 @@ struct layout {
 	 * stamped stamp, and returns how many are set.  NULL otherwise. */
 	uint64_t (*slot_fill)(const struct segment *s, uint64_t stamp,
 	    uint64_t *slot_bits);
+	/*
+	 * For a window whose generations are in this layout (layout_of(h,
+	 * 0)), what its rotation does instead of giving each generation a
+	 * segment of its own: NULL, all three, if it does not (the blocked
+	 * layout).  Called by segments.c, holding what it holds there.
+	 */
+	/* Sets the view of b's generations as of b->epoch, the file's newest
+	 * generation being file_epoch, after the list is mapped. */
+	void (*follow)(struct bloom *b, uint64_t file_epoch);
+	/* Returns the earliest generation among the G before to (inclusive)
+	 * that a rotation published and did not finish, if earlier than
+	 * start; else start.  An adder sees the current generation of a
+	 * window with such a generation as not stamped, so that the window
+	 * is mended before it adds. */
+	uint64_t (*mend_from)(const struct bloom *b, uint64_t start,
+	    uint64_t to);
+	/* Empties, rotating from generation from to to, what the generations
+	 * after from (a whole window's at most) and those from start on hold,
+	 * and zeroes the inserted counters of the generations from start on,
+	 * in place of clearing their segments.  Called holding both of the
+	 * window's locks. */
+	void (*clear)(struct bloom *b, uint64_t start, uint64_t from,
+	    uint64_t to);
 	unsigned unit_blocks;	/* blocks a key's bits may span, aligned */
 	int shared;		/* a window's generations after the first
 				 * share its array: mapped and tested once */

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "params.h"
+#include "store/layout.h"
 #include "store/plan.h"
 
 #define PLAN_EXTRA_DOUBLINGS	5	/* extra entry j of a window holds
@@ -204,7 +205,7 @@ plan_filter(const struct bloom_spec *spec, struct bloom_header *h)
 			h->seg[0].capacity = spec->first.capacity;
 			h->seg[0].target_fpr = spec->first.target_fpr;
 			h->seg[0].offset = offset;
-		} else if (h->layout == LAYOUT_APBF && i > 0) {
+		} else if (plan_shares_array(h, i)) {
 			/* The generations share the first one's array, which
 			 * takes a search over k to size. */
 			h->seg[i] = h->seg[0];
@@ -220,6 +221,140 @@ plan_filter(const struct bloom_spec *spec, struct bloom_header *h)
 	return BLOOM_OK;
 }
 
+/* ==== Folding: a filter made smaller by a factor ==== */
+
+/* Returns the most keys nblocks blocks of hashes bits a key hold at rate
+ * fpr or below, at least 1 (a capacity is never 0). */
+static uint64_t
+capacity_at(uint64_t nblocks, unsigned hashes, double fpr)
+{
+	uint64_t lo = 0, hi = nblocks * BLOCK_BITS, mid;
+
+	/* params_fpr grows with the keys: the last count within fpr. */
+	while (lo < hi) {
+		mid = lo + (hi - lo + 1) / 2;
+		if (params_fpr(mid, nblocks, hashes) <= fpr)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo == 0 ? 1 : lo;
+}
+
+/* Returns the largest factor d of nblocks for which nblocks / d blocks
+ * hold keys keys (at least 1) at rate fpr or below; 1 if none does. */
+static uint64_t
+largest_fold(uint64_t nblocks, unsigned hashes, double fpr, uint64_t keys)
+{
+	uint64_t d, best = 1;
+
+	if (keys == 0)
+		keys = 1;
+	/* Each factor d up to the square root pairs with nblocks / d; the
+	 * rate only falls as the blocks grow, so the first fit from the
+	 * largest factor down is the answer, but the factors come in no
+	 * order here: keep the largest that fits. */
+	for (d = 1; d <= nblocks / d; d++) {
+		if (nblocks % d != 0)
+			continue;
+		if (d > best && params_fpr(keys, nblocks / d, hashes) <= fpr)
+			best = d;
+		if (nblocks / d > best &&
+		    params_fpr(keys, d, hashes) <= fpr)
+			best = nblocks / d;
+	}
+	return best;
+}
+
+/* Returns the most keys a window of an age-partitioned array of ngroups
+ * groups holds at h's rate and generations with k hashes, at least 1. */
+static uint64_t
+apbf_capacity_at(const struct bloom_header *h, uint64_t ngroups, unsigned k)
+{
+	struct apbf_params a;
+	uint64_t lo = 1, hi = ngroups * APBF_GROUP_BITS, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo + 1) / 2;
+		if (params_apbf_size(mid, h->target_fpr, h->slots, &a) == 0 &&
+		    a.hashes == k && a.ngroups <= ngroups)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/* Returns the largest factor of units units that leaves at least need of
+ * them. */
+static uint64_t
+largest_fold_to(uint64_t units, uint64_t need)
+{
+	uint64_t d, best = 1;
+
+	for (d = 1; d <= units / d; d++) {
+		if (units % d != 0)
+			continue;
+		if (units / d >= need && d > best)
+			best = d;
+		if (d >= need && units / d > best)
+			best = units / d;
+	}
+	return best;
+}
+
+uint64_t
+plan_fold_by(const struct bloom_header *h, unsigned i, uint64_t keys)
+{
+	const struct segment_info *s = &h->seg[i];
+	struct apbf_params a;
+	uint64_t all;
+
+	if (!(h->layout == LAYOUT_APBF && i < h->slots))
+		return largest_fold(s->nblocks, s->hashes, s->target_fpr, keys);
+	/* The array holds the G - 1 generations a reader counts. */
+	if (keys == 0)
+		keys = 1;
+	all = keys > UINT64_MAX / (h->slots - 1) ? UINT64_MAX :
+	    keys * (h->slots - 1);
+	if (params_apbf_size(all, h->target_fpr, h->slots, &a) == -1 ||
+	    a.hashes != s->hashes)
+		return 1;
+	return largest_fold_to(s->nblocks / APBF_GROUP_BLOCKS, a.ngroups);
+}
+
+void
+plan_fold(struct bloom_header *h, const uint64_t *by)
+{
+	unsigned i, gens = h->slots - 1;
+	int aged = h->mode == MODE_WINDOW && h->layout == LAYOUT_APBF;
+
+	for (i = 0; i < h->nsegments; i++) {
+		h->seg[i].nblocks /= by[i];
+		h->seg[i].capacity = aged ? 0 : capacity_at(h->seg[i].nblocks,
+		    h->seg[i].hashes, h->seg[i].target_fpr);
+	}
+	/* A fixed filter's capacity is its one segment's; a growable one's
+	 * is its first segment's as made, which sizes the next ones; a
+	 * window's, whose share sizes a generation that grows and is what
+	 * stats tells, what the folded generations hold. */
+	if (h->mode == MODE_FIXED)
+		h->capacity = h->seg[0].capacity;
+	else if (aged)
+		h->capacity = apbf_capacity_at(h, h->seg[0].nblocks /
+		    APBF_GROUP_BLOCKS, h->seg[0].hashes);
+	else if (h->mode == MODE_WINDOW)
+		h->capacity = h->seg[0].capacity > UINT64_MAX / gens ?
+		    UINT64_MAX : h->seg[0].capacity * gens;
+	for (i = 0; aged && i < h->slots; i++)
+		h->seg[i].capacity = h->capacity / gens +
+		    (h->capacity % gens != 0);
+	/* A slice is the same cut of the folded whole filter: its blocks
+	 * are its share of the whole's, both divided by the factor. */
+	if (h->slices != 0)
+		h->whole_nblocks /= by[0];
+}
+
 /* ==== Slices ==== */
 
 void
@@ -229,12 +364,24 @@ plan_lay_out(struct bloom_header *h)
 	unsigned i;
 
 	for (i = 0; i < h->nsegments; i++) {
-		if (h->layout == LAYOUT_APBF && i > 0 && i < h->slots)
+		if (plan_shares_array(h, i))
 			offset = h->data_offset;
 		h->seg[i].offset = offset;
 		h->file_size = format_segment_end(&h->seg[i]);
 		offset = format_next_offset(&h->seg[i]);
 	}
+}
+
+int
+plan_shares_array(const struct bloom_header *h, unsigned i)
+{
+	return i > 0 && layout_of(h, i)->shared;
+}
+
+unsigned
+plan_unit_blocks(const struct bloom_header *h, unsigned i)
+{
+	return layout_of(h, i)->unit_blocks;
 }
 
 /* Turns h, a slice, into the header of its whole filter: the blocks of

@@ -81,6 +81,28 @@ uint64_t plan_most_slices(uint64_t nblocks);
  * generations of an age-partitioned window on one. */
 void plan_lay_out(struct bloom_header *h);
 
+/* Returns 1 if segment i of a filter with header h lies on segment 0's
+ * array: a window's generation after the first, in a layout whose
+ * generations share one array (the age-partitioned one); else 0. */
+int plan_shares_array(const struct bloom_header *h, unsigned i);
+
+/* Returns the blocks a key's bits span in segment i of a filter with
+ * header h, aligned: the unit fold ORs whole (a group of two blocks of
+ * the age-partitioned array, else one). */
+unsigned plan_unit_blocks(const struct bloom_header *h, unsigned i);
+
+/* Returns the largest factor that segment i of a filter with header h
+ * folds by (fold.c) and keeps its target rate with keys keys (at least 1;
+ * of a window, those of its fullest generation): a factor of its blocks,
+ * or of the age-partitioned array's groups; 1 if none but 1 does. */
+uint64_t plan_fold_by(const struct bloom_header *h, unsigned i,
+    uint64_t keys);
+
+/* Folds h's segments, segment i by by[i] (which divides its blocks, or
+ * its groups): their blocks, their capacities and the filter's, as create
+ * would size them (a slice: its whole filter's blocks too, by by[0]). */
+void plan_fold(struct bloom_header *h, const uint64_t *by);
+
 /* Returns 1 if h, the age-partitioned window spec plans, takes more than
  * PLAN_APBF_ROOM_MAX times the room of the blocked layout for the same
  * lines and rate, setting *blocked_bytes to that room; else 0. */

@@ -36,9 +36,11 @@
  * Only when the table is full or the file would pass its size limit
  * (max_bytes) does a generation close early, as it did before.
  *
- * Age-partitioned windows (LAYOUT_APBF).  Entries 0 to G - 1 keep their
- * stamps, counters and liveness as above, but all describe one array,
- * mapped once; ages.c says which of its slots a reader counts and which a
+ * A layout may keep a window's generations in one array (the
+ * age-partitioned one, ages.c).  Entries 0 to G - 1 then keep their
+ * stamps, counters and liveness as above, but all describe that array,
+ * mapped once; the layout's window operations (layout.h: follow,
+ * mend_from, clear) say which of its slots a reader counts and which a
  * rotation empties, in rotate_to's order, instead of clearing segments.
  * Grown generations are extra segments of the blocked layout, as above.
  */
@@ -56,7 +58,6 @@
 
 #include "lib/clock.h"
 #include "lib/memory.h"
-#include "store/ages.h"
 #include "store/holes.h"
 #include "store/handle.h"
 #include "store/layout.h"
@@ -277,6 +278,28 @@ window_follow(struct bloom *b, uint64_t file_epoch)
 	return BLOOM_OK;
 }
 
+/* Returns the layout of a window's generations (its first's), whose
+ * window operations, where it has them, a rotation calls. */
+static const struct layout *
+generations(const struct bloom *b)
+{
+	return layout_of(&b->hdr, 0);
+}
+
+/* Returns the stamp of segment t, the generation now of window b, as an
+ * adder is to see it: 0, so that the window is mended before it adds, if
+ * its layout keeps the generations in one array and an earlier one was
+ * published and not stamped (a rotation cut short, or a hand edit):
+ * readers count no bit of such a generation, which an add now sets. */
+static uint64_t
+adder_stamp(const struct bloom *b, const struct segment *t)
+{
+	if (generations(b)->mend_from != NULL &&
+	    generations(b)->mend_from(b, b->epoch, b->epoch) != b->epoch)
+		return 0;
+	return format_word_load(t->stamp);
+}
+
 /* Sets a window's target: the generation's own segment, or when that is
  * full, the first extra one holding the generation that is not, or the
  * last one holding it. */
@@ -351,8 +374,8 @@ window_live(struct bloom *b, uint64_t file_epoch)
 		if (generation_live(b, i, b->epoch))
 			b->live[b->nlive++] = i;
 	window_target(b);
-	if (b->hdr.layout == LAYOUT_APBF)
-		ages_follow(b, file_epoch);
+	if (generations(b)->follow != NULL)
+		generations(b)->follow(b, file_epoch);
 	order_live(b);
 }
 
@@ -512,8 +535,8 @@ rotate_to(struct bloom *b, uint64_t to, unsigned event)
 	start = to >= g - 1 ? to - (g - 1) : 0;
 	if (start <= from)
 		start = from + 1;
-	if (b->hdr.layout == LAYOUT_APBF)
-		start = ages_mend_from(b, start, to);
+	if (generations(b)->mend_from != NULL)
+		start = generations(b)->mend_from(b, start, to);
 	if (start > to) {
 		/* Another process rotated first, unless the generation now
 		 * is not stamped as such: then it is mended. */
@@ -524,8 +547,8 @@ rotate_to(struct bloom *b, uint64_t to, unsigned event)
 	format_word_store(head_word(b, V2_OFF_EPOCH), to);
 	if ((s = sync_head(b)) != BLOOM_OK)
 		goto done;
-	if (b->hdr.layout == LAYOUT_APBF)
-		ages_clear(b, start, from, to);
+	if (generations(b)->clear != NULL)
+		generations(b)->clear(b, start, from, to);
 	else
 		for (e = start; e <= to; e++)
 			clear_segment(b, (unsigned)(e % g));
@@ -812,7 +835,7 @@ segments_begin_add(struct bloom *b, size_t want, size_t *take)
 			t = &b->seg[b->target];
 			inserted = format_word_load(t->inserted);
 		}
-		stamp = ages_stamp(b, t);
+		stamp = adder_stamp(b, t);
 		if (file_epoch == b->epoch && stamp == b->epoch + 1 &&
 		    inserted < t->info.capacity)
 			break;
@@ -891,7 +914,7 @@ segments_hold(struct bloom *b)
 	if ((s = segments_refresh(b)) != BLOOM_OK)
 		return s;
 	if ((format_epoch(b->head) != b->epoch ||
-	    ages_stamp(b, &b->seg[b->epoch % b->hdr.slots]) !=
+	    adder_stamp(b, &b->seg[b->epoch % b->hdr.slots]) !=
 	    b->epoch + 1) && (s = rotate_to(b, b->epoch, 0)) != BLOOM_OK)
 		return s;
 	if (enter_add(b) == -1)

@@ -249,6 +249,9 @@ replan(struct engine *e)
 {
 	struct bloom_pretest *p;
 
+	/* A union's filters are tested in the engine, none ahead. */
+	if (e->all != NULL)
+		return;
 	if (e->nplans > 0 && e->planned_for == bloom_nsegments(e->filter))
 		return;
 	if (e->nplans == sizeof e->plan / sizeof e->plan[0])
@@ -596,6 +599,26 @@ live_chunk(struct engine *e, const struct chunk *c, size_t *done)
 }
 
 /*
+ * Tests the lines of chunk c against the filter, or, checked against
+ * several (check -F), against each of them: a union, which goes line by
+ * line.  Returns BLOOM_OK or a status, e->failed set to the filter that
+ * failed.
+ */
+static int
+test_chunk(struct engine *e, const struct chunk *c)
+{
+	int status;
+
+	if (e->all == NULL)
+		return bloom_test(e->filter, c->pass, c->pretest, c->prefound,
+		    c->hash, c->n, c->hit);
+	status = union_test(e->all, c->g, c->first, c->n, c->hit);
+	if (status != BLOOM_OK)
+		e->failed = e->all->filter[e->all->failed];
+	return status;
+}
+
+/*
  * The one path of every chunk, line by line or sorted: adds or tests its
  * lines and writes the selected ones, setting *done to the lines the
  * filter answered (those before a failure, written too).  For add, a line
@@ -613,8 +636,7 @@ run_chunk(struct engine *e, const struct chunk *c, size_t *done)
 	if (e->adding)
 		e->status = bloom_add(e->filter, c->pass, c->pretest,
 		    c->prefound, c->hash, c->n, c->hit, done);
-	else if ((e->status = bloom_test(e->filter, c->pass, c->pretest,
-	    c->prefound, c->hash, c->n, c->hit)) == BLOOM_OK)
+	else if ((e->status = test_chunk(e, c)) == BLOOM_OK)
 		*done = c->n;
 	if ((end = write_chunk(e, c, *done)) != STREAM_DONE)
 		return end;
@@ -635,17 +657,6 @@ run_group(struct engine *e, const struct line_group *g)
 	struct chunk c;
 	size_t done = 0, from, part, most;
 
-	if (e->all != NULL) {
-		if ((e->status = union_test(e->all, g, e->hit)) == BLOOM_OK)
-			done = g->nlines;
-		else
-			e->failed = e->all->filter[e->all->failed];
-		book(e, e->hit, done, g->bytes);
-		if (e->emit && write_selected(e, g, 0, done) != STREAM_DONE)
-			return STREAM_WRITE_ERROR;
-		return e->status == BLOOM_OK ? STREAM_DONE :
-		    STREAM_FILTER_ERROR;
-	}
 	memset(&c, 0, sizeof c);
 	c.pretest = g->pretest;
 	c.g = g;

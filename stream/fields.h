@@ -20,6 +20,9 @@ struct fields {
 					 * separator) is read as if empty
 					 * fields followed */
 	unsigned char delim;		/* field separator */
+	int only_delimited;		/* -s: a line without the separator
+					 * is skipped, as cut -s does: no
+					 * key, no line */
 };
 
 /* Parses a cut(1) field list such as "2", "1,3" or "2-" into f, with

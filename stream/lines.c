@@ -397,6 +397,23 @@ hash_lines(struct lines *r, struct line_group *g, const struct bloom *filter,
 }
 
 /*
+ * With fields that skip a line without the separator (cut -s), drops such
+ * lines from g, the others keeping their order: the engine never sees
+ * them, so they are neither keys nor output nor counted.
+ */
+static void
+drop_undelimited(struct lines *r, struct line_group *g)
+{
+	size_t i, kept = 0;
+
+	for (i = 0; i < g->nlines; i++)
+		if (fields_delimited(r->fields, g->line[i].data,
+		    g->line[i].len))
+			g->line[kept++] = g->line[i];
+	g->nlines = kept;
+}
+
+/*
  * Waits until the caller holds no group and none is queued, so that the
  * helper may change every group's buffer (or until lines_stop).  Without
  * the helper the caller holds none while lines_next fills.
@@ -554,6 +571,10 @@ fill(struct lines *r, struct line_group *g, const struct bloom *filter)
 		r->streaming = 0;
 		i = 1;
 	}
+	if (g->nlines > 0)
+		r->any = 1;
+	if (r->fields != NULL && r->fields->only_delimited)
+		drop_undelimited(r, g);
 	/* The keys of fields are made in r->key, which is the helper's; a
 	 * pretest that is not shared needs every hash. */
 	g->pretest = __atomic_load_n(&r->pretest, __ATOMIC_ACQUIRE);
@@ -640,6 +661,7 @@ lines_start(struct lines *r, int fd, const struct bloom *filter,
 	r->fd = fd;
 	r->filter = filter;
 	r->delimited = 0;
+	r->any = 0;
 	lines_pretest(r, pretest);
 	r->threaded = 0;
 	if (fstat(fd, &st) == -1)
@@ -667,9 +689,9 @@ lines_fields(struct lines *r, const struct fields *f)
 }
 
 int
-lines_delimited(const struct lines *r)
+lines_undelimited(const struct lines *r)
 {
-	return __atomic_load_n(&r->delimited, __ATOMIC_RELAXED);
+	return r->any && !__atomic_load_n(&r->delimited, __ATOMIC_RELAXED);
 }
 
 uint64_t

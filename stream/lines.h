@@ -53,6 +53,8 @@ struct lines {
 	unsigned char *key;		/* the key of a line, with fields */
 	int delimited;			/* with fields, a line of this input
 					 * held the separator */
+	int any;			/* this input had a line (a filling
+					 * thread's, read after lines_stop) */
 	size_t key_cap;			/* size of key */
 	int keep;			/* the caller needs the lines' bytes */
 	int streaming;			/* the unended line is being hashed
@@ -104,9 +106,10 @@ void lines_fields(struct lines *r, const struct fields *f);
 void lines_start(struct lines *r, int fd, const struct bloom *filter,
     const struct bloom_pretest *pretest);
 
-/* Returns 1 if, with fields, a line of the input lines_start began held
- * the fields' separator, else 0: the front end warns when none does. */
-int lines_delimited(const struct lines *r);
+/* Returns 1 if, with fields, the input lines_start began had lines and
+ * none held the fields' separator, else 0: the front end warns of it.
+ * Call after lines_stop. */
+int lines_undelimited(const struct lines *r);
 
 /* Returns the bytes a reader takes, its groups' buffers and arrays, for
  * lines that fit a read's buffer. */

@@ -108,45 +108,48 @@ union_free(struct filter_union *u)
 	memset(u, 0, sizeof *u);
 }
 
-/* Hashes the lines of g for filter b, the first of its seed, into out.
- * Returns 0, or -1 with errno set if no room could be had for a key. */
+/* Hashes the n lines of g from first on for filter b, the first of its
+ * seed, into out.  Returns 0, or -1 with errno set if no room could be had
+ * for a key. */
 static int
 hash_for(struct filter_union *u, const struct bloom *b,
-    const struct line_group *g, uint64_t *out)
+    const struct line *line, size_t n, uint64_t *out)
 {
 	unsigned char *bigger;
 	size_t i, need, len;
 
-	for (i = 0; i < g->nlines; i++) {
+	for (i = 0; i < n; i++) {
 		if (u->fields == NULL) {
-			out[i] = bloom_hash(b, g->line[i].data, g->line[i].len);
+			out[i] = bloom_hash(b, line[i].data, line[i].len);
 			continue;
 		}
-		need = fields_key_max(u->fields, g->line[i].len);
+		need = fields_key_max(u->fields, line[i].len);
 		if (need > u->key_cap) {
 			if ((bigger = realloc(u->key, need)) == NULL)
 				return -1;
 			u->key = bigger;
 			u->key_cap = need;
 		}
-		len = fields_key(u->fields, g->line[i].data, g->line[i].len,
+		len = fields_key(u->fields, line[i].data, line[i].len,
 		    u->key);
 		out[i] = bloom_hash(b, u->key, len);
 	}
 	return 0;
 }
 
-/* Returns the hashes of g for filter f, hashing them if no filter of its
- * seed has yet, or NULL with errno set. */
+/* Returns the hashes of the n lines of g from first on for filter f,
+ * hashing them if no filter of its seed has yet, or NULL with errno set. */
 static const uint64_t *
-hashes_for(struct filter_union *u, unsigned f, const struct line_group *g)
+hashes_for(struct filter_union *u, unsigned f, const struct line_group *g,
+    size_t first, size_t n)
 {
 	unsigned s = u->seed_of[f];
 
 	if (s == 0)
-		return g->hash;
+		return g->hash + first;
 	if (!u->hashed[s]) {
-		if (hash_for(u, u->filter[f], g, u->hashes[s]) == -1)
+		if (hash_for(u, u->filter[f], g->line + first, n,
+		    u->hashes[s]) == -1)
 			return NULL;
 		u->hashed[s] = 1;
 	}
@@ -157,24 +160,24 @@ hashes_for(struct filter_union *u, unsigned f, const struct line_group *g)
  * which: the first filter in the order given that may hold it. */
 static void
 take_answers(struct filter_union *u, unsigned f, size_t n,
-    unsigned char *hit)
+    unsigned char *hit, uint32_t *which)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (u->found[i] == 1 && (hit[i] != 1 || u->which[i] > f)) {
+		if (u->found[i] == 1 && (hit[i] != 1 || which[i] > f)) {
 			hit[i] = 1;
-			u->which[i] = f;
+			which[i] = f;
 		}
 }
 
 int
-union_test(struct filter_union *u, const struct line_group *g,
-    unsigned char *hit)
+union_test(struct filter_union *u, const struct line_group *g, size_t first,
+    size_t n, unsigned char *hit)
 {
 	const uint64_t *hashes;
 	unsigned fam, f;
-	size_t i, n = g->nlines;
+	size_t i;
 	int status, sliced;
 
 	memset(hit, 0, n);
@@ -193,7 +196,7 @@ union_test(struct filter_union *u, const struct line_group *g,
 		for (f = fam; f < u->n; f++) {
 			if (u->family[f] != fam)
 				continue;
-			if ((hashes = hashes_for(u, f, g)) == NULL) {
+			if ((hashes = hashes_for(u, f, g, first, n)) == NULL) {
 				u->failed = f;
 				return BLOOM_ERRNO;
 			}
@@ -205,7 +208,7 @@ union_test(struct filter_union *u, const struct line_group *g,
 			}
 			for (i = 0; sliced && i < n; i++)
 				u->answered[i] |= u->found[i] != BLOOM_ELSEWHERE;
-			take_answers(u, f, n, hit);
+			take_answers(u, f, n, hit, u->which + first);
 		}
 		/* What no slice of the family holds, it may hold all the
 		 * same: not certainly absent. */

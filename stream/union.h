@@ -53,9 +53,10 @@ int union_init(struct filter_union *u, struct bloom **filters, unsigned n,
 void union_free(struct filter_union *u);
 
 /*
- * Tests the lines of g, hashed by the reader for u->filter[0], against
- * every filter, each line hashed once for each other seed: hit[i] is set
- * to 1 if some filter may hold line i, and u->which[i] to the first that
+ * Tests the n lines of g from line first on, hashed by the reader for
+ * u->filter[0], against every filter (bloom_test, line by line), each
+ * line hashed once for each other seed: hit[i] is set to 1 if some filter
+ * may hold line first + i, and u->which[first + i] to the first that
  * may; else to BLOOM_ELSEWHERE if the slices of some whole filter are
  * among the filters and none of them holds the line's blocks (that
  * filter may hold it: union.c), u->passer then set if it was 0; else to
@@ -64,6 +65,6 @@ void union_free(struct filter_union *u);
  * set (BLOOM_ERRNO with errno set).
  */
 int union_test(struct filter_union *u, const struct line_group *g,
-    unsigned char *hit);
+    size_t first, size_t n, unsigned char *hit);
 
 #endif

@@ -239,13 +239,13 @@ assert d["over_capacity"] is False
 	row 1 "" "" check grow.bf in2
 	# The values are checked as create checks them.
 	row 2 "" "$(printf '%s\n' "bloom: add: -n takes a positive whole number such as 1000000, 1M or 1e6 (K, M, G: powers of 1000), not '1.5'" \
-		"usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]" \
-		"                 [--memory size] [--no-create] [--pass-over] [--progress]" \
-		"                 [--sync] filter [file ...]")" add -n 1.5 x.bf in
+		"usage: bloom add [-D | -N] [-z] [-f list [-d delim] [-s]] [-n capacity]" \
+		"                 [-p fpr] [--memory size] [--no-create] [--pass-over]" \
+		"                 [--progress] [--sync] filter [file ...]")" add -n 1.5 x.bf in
 	row 2 "" "$(printf '%s\n' "bloom: add: -p takes a rate between 0 and 1 such as 0.01, 1e-3 or 1%, not '1'" \
-		"usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]" \
-		"                 [--memory size] [--no-create] [--pass-over] [--progress]" \
-		"                 [--sync] filter [file ...]")" add -p 1 x.bf in
+		"usage: bloom add [-D | -N] [-z] [-f list [-d delim] [-s]] [-n capacity]" \
+		"                 [-p fpr] [--memory size] [--no-create] [--pass-over]" \
+		"                 [--progress] [--sync] filter [file ...]")" add -p 1 x.bf in
 	[ ! -e x.bf ]
 }
 
@@ -278,9 +278,9 @@ bloom: nofile2: No such file or directory' add --new f.bf nofile a nofile2 c
 }
 
 @test "add exits 2 on a usage error, with the message and synopsis" {
-	local synopsis='usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]
-                 [--memory size] [--no-create] [--pass-over] [--progress]
-                 [--sync] filter [file ...]'
+	local synopsis='usage: bloom add [-D | -N] [-z] [-f list [-d delim] [-s]] [-n capacity]
+                 [-p fpr] [--memory size] [--no-create] [--pass-over]
+                 [--progress] [--sync] filter [file ...]'
 
 	row 2 '' "bloom: add: no filter named
 $synopsis" add </dev/null
@@ -293,9 +293,9 @@ $synopsis" add -x f.bf </dev/null
 }
 
 @test "add names an unknown option letter alone, even among known ones" {
-	local synopsis='usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]
-                 [--memory size] [--no-create] [--pass-over] [--progress]
-                 [--sync] filter [file ...]'
+	local synopsis='usage: bloom add [-D | -N] [-z] [-f list [-d delim] [-s]] [-n capacity]
+                 [-p fpr] [--memory size] [--no-create] [--pass-over]
+                 [--progress] [--sync] filter [file ...]'
 
 	row 2 '' "bloom: add: unknown option '-x'
 $synopsis" add -xN f.bf </dev/null

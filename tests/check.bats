@@ -200,10 +200,11 @@ abc() {
 }
 
 @test "check exits 2 on a usage error, with the message and synopsis" {
-	local synopsis='usage: bloom check [-cHhqvz] [-f list [-d delim]] [--memory size]
+	local synopsis='usage: bloom check [-cHhqvz] [-f list [-d delim] [-s]] [--memory size]
                    [--progress] [--which] filter [file ...]
-       bloom check -F filter [-F filter ...] [-cHhqvz] [-f list [-d delim]]
-                   [--memory size] [--progress] [--which] [file ...]'
+       bloom check -F filter [-F filter ...] [-cHhqvz]
+                   [-f list [-d delim] [-s]] [--memory size] [--progress]
+                   [--which] [file ...]'
 
 	#   status stdout stderr arguments
 	row 2      ''     "bloom: check: no filter named
@@ -215,10 +216,11 @@ $synopsis" check --new f.bf </dev/null
 }
 
 @test "check names an unknown option letter alone, even among known ones" {
-	local synopsis='usage: bloom check [-cHhqvz] [-f list [-d delim]] [--memory size]
+	local synopsis='usage: bloom check [-cHhqvz] [-f list [-d delim] [-s]] [--memory size]
                    [--progress] [--which] filter [file ...]
-       bloom check -F filter [-F filter ...] [-cHhqvz] [-f list [-d delim]]
-                   [--memory size] [--progress] [--which] [file ...]'
+       bloom check -F filter [-F filter ...] [-cHhqvz]
+                   [-f list [-d delim] [-s]] [--memory size] [--progress]
+                   [--which] [file ...]'
 
 	abc
 	#   status stdout stderr arguments
@@ -438,10 +440,11 @@ three() {
 
 @test "check -F: usage errors, and a filter that cannot be opened" {
 	three
-	local synopsis='usage: bloom check [-cHhqvz] [-f list [-d delim]] [--memory size]
+	local synopsis='usage: bloom check [-cHhqvz] [-f list [-d delim] [-s]] [--memory size]
                    [--progress] [--which] filter [file ...]
-       bloom check -F filter [-F filter ...] [-cHhqvz] [-f list [-d delim]]
-                   [--memory size] [--progress] [--which] [file ...]'
+       bloom check -F filter [-F filter ...] [-cHhqvz]
+                   [-f list [-d delim] [-s]] [--memory size] [--progress]
+                   [--which] [file ...]'
 	local msg="bloom: check: --which names the filter that holds each line written: not with -v, -c or -q"
 	row 2 '' "$msg
 $synopsis" check --which -v -F a.bf in

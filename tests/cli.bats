@@ -14,18 +14,20 @@ usage='usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
                      [--layout blocked | apbf] [--no-renew]] [--dry-run] filter
        bloom create --like template [-f] [--slice i/n | auto] [--slices n]
                     filter
-       bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]
-                 [--memory size] [--no-create] [--pass-over] [--progress]
-                 [--sync] filter [file ...]
-       bloom check [-cHhqvz] [-f list [-d delim]] [--memory size]
+       bloom add [-D | -N] [-z] [-f list [-d delim] [-s]] [-n capacity]
+                 [-p fpr] [--memory size] [--no-create] [--pass-over]
+                 [--progress] [--sync] filter [file ...]
+       bloom check [-cHhqvz] [-f list [-d delim] [-s]] [--memory size]
                    [--progress] [--which] filter [file ...]
-       bloom check -F filter [-F filter ...] [-cHhqvz] [-f list [-d delim]]
-                   [--memory size] [--progress] [--which] [file ...]
+       bloom check -F filter [-F filter ...] [-cHhqvz]
+                   [-f list [-d delim] [-s]] [--memory size] [--progress]
+                   [--which] [file ...]
        bloom stats [--json] filter
        bloom rotate filter
        bloom merge filter source ...
        bloom fold [-f] [--by n] filter output
-       bloom route [-z] [-o prefix] [--slices n] filter [file ...]
+       bloom route [-z] [-f list [-d delim] [-s]] [-o prefix] [--slices n]
+                   filter [file ...]
        bloom help [command]
        bloom --version'
 
@@ -47,10 +49,10 @@ first_line() {
 @test "bloom --help writes the usage and the help of every command" {
 	run -0 --separate-stderr bloom --help
 	[ "$stderr" = "" ]
-	[ "$(printf '%s\n' "${lines[@]:0:21}")" = "$usage" ]
+	[ "$(printf '%s\n' "${lines[@]:0:23}")" = "$usage" ]
 	# Then a blank line and the description, and each command's help.
 	[ "${output:${#usage}:2}" = $'\n\n' ]
-	[ "${lines[21]}" = "A Bloom filter in a file: add lines, then ask whether a line was seen." ]
+	[ "${lines[23]}" = "A Bloom filter in a file: add lines, then ask whether a line was seen." ]
 	[[ $output == *$'\ncreate: Create an empty filter file sized for the given capacity and false-\n'* ]]
 	[[ $output == *$'\nadd: Add lines to the filter.  A missing filter is created growable, for\n'* ]]
 	[[ $output == *$'\ncheck: Write the lines that may be in the filter.\n'* ]]
@@ -73,10 +75,10 @@ first_line() {
 
 @test "each command's help starts with its synopsis" {
 	#          status  first line                                          arguments
-	first_line 0 'usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]' help add
-	first_line 0 'usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]' add --help
-	first_line 0 'usage: bloom check [-cHhqvz] [-f list [-d delim]] [--memory size]' help check
-	first_line 0 'usage: bloom check [-cHhqvz] [-f list [-d delim]] [--memory size]' check --help
+	first_line 0 'usage: bloom add [-D | -N] [-z] [-f list [-d delim] [-s]] [-n capacity]' help add
+	first_line 0 'usage: bloom add [-D | -N] [-z] [-f list [-d delim] [-s]] [-n capacity]' add --help
+	first_line 0 'usage: bloom check [-cHhqvz] [-f list [-d delim] [-s]] [--memory size]' help check
+	first_line 0 'usage: bloom check [-cHhqvz] [-f list [-d delim] [-s]] [--memory size]' check --help
 	first_line 0 'usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]' help create
 	first_line 0 'usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]' create --help
 	first_line 0 'usage: bloom stats [--json] filter'                      help stats
@@ -85,16 +87,16 @@ first_line() {
 	first_line 0 'usage: bloom rotate filter'                              rotate --help
 	first_line 0 'usage: bloom merge filter source ...'                    help merge
 	first_line 0 'usage: bloom merge filter source ...'                    merge --help
-	first_line 0 'usage: bloom route [-z] [-o prefix] [--slices n] filter [file ...]' help route
-	first_line 0 'usage: bloom route [-z] [-o prefix] [--slices n] filter [file ...]' route --help
+	first_line 0 'usage: bloom route [-z] [-f list [-d delim] [-s]] [-o prefix] [--slices n]' help route
+	first_line 0 'usage: bloom route [-z] [-f list [-d delim] [-s]] [-o prefix] [--slices n]' route --help
 	first_line 0 'usage: bloom help [command]'                             help help
 }
 
 @test "bloom help add is bloom add --help, in full" {
 	run -0 bloom help add
-	[ "$output" = 'usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]
-                 [--memory size] [--no-create] [--pass-over] [--progress]
-                 [--sync] filter [file ...]
+	[ "$output" = 'usage: bloom add [-D | -N] [-z] [-f list [-d delim] [-s]] [-n capacity]
+                 [-p fpr] [--memory size] [--no-create] [--pass-over]
+                 [--progress] [--sync] filter [file ...]
 
 Add lines to the filter.  A missing filter is created growable, for
 8000000 lines at first (-n) and a rate of 0.01 (-p), unless
@@ -109,6 +111,9 @@ Add lines to the filter.  A missing filter is created growable, for
                whole line; missing fields are empty; a line without
                the separator is one field, as in cut
   -d delim     the field separator, one byte (default TAB)
+  -s, --only-delimited
+               skip a line without the separator, as cut -s: no
+               key, not added, not written (not even with -N or -D)
   -z           lines end with NUL, not newline
   -n capacity  a missing filter'\''s first segment is for this many
                lines (K, M, G: powers of 1000); an existing filter

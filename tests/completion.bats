@@ -50,7 +50,8 @@ help_options() {
 	[ "$(help_commands | tr '\n' ' ')" = "create add check stats rotate merge fold route help " ]
 	[ "$(help_options stats | tr '\n' ' ')" = "--help --json " ]
 	[ "$(help_options add | tr '\n' ' ')" = "$(printf '%s\n' --dups --help --memory= \
-		--new --no-create --pass-over --progress --sync -D -N -d= -f= -n= -p= -z | LC_ALL=C sort | tr '\n' ' ')" ]
+		--new --no-create --only-delimited --pass-over --progress --sync -D -N \
+		-d= -f= -n= -p= -s -z | LC_ALL=C sort | tr '\n' ' ')" ]
 	help_options create | grep -qx -- --like=
 	help_options create | grep -qx -- --generations=
 	help_options create | grep -qx -- --dry-run
@@ -159,6 +160,8 @@ option_names() {
 @test "bash: the options of each command, by prefix" {
 	[ "$(complete_bash bloom add --n)" = "$(printf -- '--new\n--no-create')" ]
 	[ "$(complete_bash bloom check --p)" = "--progress" ]
+	[ "$(complete_bash bloom route --o)" = "--only-delimited" ]
+	[ "$(complete_bash bloom check --o)" = "--only-delimited" ]
 	[ "$(complete_bash bloom create --d)" = "--dry-run" ]
 	[ "$(complete_bash bloom create --sl)" = "$(printf -- '--slice\n--slices')" ]
 	[ "$(complete_bash bloom stats --)" = "$(printf -- '--help\n--json')" ]

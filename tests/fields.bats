@@ -162,6 +162,143 @@ bloom: more: no line holds the separator (',') of -f: each whole line was its ke
 	[ "$stderr" = "bloom: none: no line holds the separator (',') of -f: each whole line was its key, as cut(1) takes it; -d sets the separator" ]
 }
 
+# Writes lines of which about half hold the separator ','; keys repeat
+# across both kinds, and a line without it is a key no field list makes.
+mixed() {
+	awk 'BEGIN { srand(11); for (i = 0; i < 6000; i++) {
+		k = int(rand() * 900)
+		if (rand() < 0.5) printf "%d,k%d,x%d\n", i, k, i % 7
+		else printf "k%d\n", k } }'
+}
+
+# Writes the lines cut -s -d , -f LIST keeps, each after its key and a tab.
+cut_keyed() {
+	paste -d '\t' <(cut -s -d , -f "$1" "$2") <(awk 'index($0, ",")' "$2")
+}
+
+@test "issue 38: add -s -f --new writes cut -s's lines, the first of each key; no other line" {
+	mixed >in
+	for list in 2 1,3 2- -2; do
+		cut_keyed "$list" in | awk -F '\t' '!seen[$1]++ { print $2 }' >want
+		rm -f f.bf
+		big_filter f.bf
+		run -0 --separate-stderr bloom add -s -f "$list" -d , --new f.bf in
+		echo "-f $list: $(wc -l <want) lines want, ${#lines[@]} got"
+		[ "$stderr" = "" ]
+		[ "$output" = "$(cat want)" ]
+		# The same in sorted batches.
+		rm -f f.bf
+		big_filter f.bf
+		run -0 --separate-stderr bloom add --only-delimited -f "$list" \
+		    -d , --new --memory 4K f.bf in
+		[ "$output" = "$(cat want)" ]
+		# --dups: the repeats among cut -s's lines only.
+		cut_keyed "$list" in | awk -F '\t' 'seen[$1]++ { print $2 }' >want
+		rm -f f.bf
+		big_filter f.bf
+		run -0 --separate-stderr bloom add -s -f "$list" -d , -D f.bf in
+		[ "$output" = "$(cat want)" ]
+	done
+}
+
+@test "issue 38: add -s -f adds no key of a line without the separator" {
+	mixed >in
+	big_filter f.bf
+	run -0 --separate-stderr bloom add -s -f 2 -d , f.bf in
+	[ "$stderr" = "" ]
+	# Every key cut -s makes is in; the whole lines without ',' (keys
+	# k0..k899 that some fields also are) only as those fields.
+	cut -s -d , -f 2 in >keys
+	run -0 bloom check -c f.bf keys
+	[ "$output" = "$(wc -l <keys)" ]
+	awk '!index($0, ",")' in | sort -u >whole
+	comm -23 whole <(sort -u keys) >never
+	[ -s never ]
+	run -1 bloom check -c f.bf never
+	[ "$output" = 0 ]
+}
+
+@test "issue 38: check -s -f selects, counts and inverts only cut -s's lines" {
+	mixed >in
+	big_filter f.bf
+	# Keys of every third line of cut -s's.  Each line without ',' is
+	# such a key or not: without -s, check or check -v would select it.
+	cut -s -d , -f 2 in | awk 'NR % 3 == 0' | bloom add f.bf
+	cut -s -d , -f 2 in | awk 'NR % 3 == 0' | sort -u >held
+	cut_keyed 2 in | awk -F '\t' 'NR == FNR { held[$0]; next }
+		($1 in held) { print $2 }' held - >want
+	cut_keyed 2 in | awk -F '\t' 'NR == FNR { held[$0]; next }
+		!($1 in held) { print $2 }' held - >want_v
+	[ -s want ] && [ -s want_v ]
+	for memory in "" "--memory 4K"; do
+		run -0 --separate-stderr bloom check $memory -s -f 2 -d , f.bf in
+		[ "$stderr" = "" ]
+		[ "$output" = "$(cat want)" ]
+		run -0 --separate-stderr bloom check $memory -v -s -f 2 -d , f.bf in
+		[ "$output" = "$(cat want_v)" ]
+		run -0 --separate-stderr bloom check $memory -c -s -f 2 -d , f.bf in
+		[ "$output" = "$(wc -l <want)" ]
+		run -0 --separate-stderr bloom check $memory -c -v -s -f 2 -d , f.bf in
+		[ "$output" = "$(wc -l <want_v)" ]
+	done
+	# Without -s, each line without ',' is its own key.
+	awk '!index($0, ",")' in >plain
+	awk 'NR == FNR { held[$0]; next } ($0 in held)' held plain >plain_held
+	[ -s plain_held ] && [ "$(wc -l <plain_held)" -lt "$(wc -l <plain)" ]
+	run -0 bloom check -c -f 2 -d , f.bf in
+	[ "$output" = "$(( $(wc -l <want) + $(wc -l <plain_held) ))" ]
+	# Lines without the separator only: none selected, with -v neither;
+	# exit 1, and the warning says they were skipped.
+	for flags in -c "-c -v"; do
+		run -1 --separate-stderr bloom check $flags -s -f 2 -d , f.bf plain
+		[ "$output" = 0 ]
+		[ "$stderr" = "bloom: plain: no line holds the separator (',') of -f: -s skipped every line; -d sets the separator" ]
+	done
+	run -1 --separate-stderr bloom check -v -s -f 2 -d , f.bf plain
+	[ "$output" = "" ]
+}
+
+@test "issue 38: route -f routes by the key; -s routes only cut -s's lines" {
+	mixed >in
+	bloom create --seed 9 -n 100000 --slices 4 --slice 0/4 s.bf
+	# A line goes where its key alone would.
+	awk 'index($0, ",")' in >delimited
+	paste -d '\t' <(cut -d , -f 2 delimited | bloom route s.bf | cut -f 1) \
+	    delimited >want
+	run -0 --separate-stderr bloom route -f 2 -d , s.bf delimited
+	[ "$stderr" = "" ]
+	[ "$output" = "$(cat want)" ]
+	# -s: the lines without ',' are written nowhere.
+	run -0 --separate-stderr bloom route -s -f 2 -d , s.bf in
+	[ "$stderr" = "" ]
+	[ "$output" = "$(cat want)" ]
+	run -0 bloom route --only-delimited -f 2 -d , --slices 4 -o part. s.bf in
+	cat part.0 part.1 part.2 part.3 | sort >got
+	[ "$(cut -f 2 want | sort)" = "$(cat got)" ]
+	# Without -s, a line without ',' is routed as its whole line.
+	run -0 bloom route -f 2 -d , s.bf in
+	[ "$output" = "$(paste -d '\t' <(cut -d , -f 2 in | bloom route s.bf |
+	    cut -f 1) in)" ]
+	# Slices filled through route -f -s answer for every key.
+	for n in 1 2 3; do bloom create --like s.bf --slice "$n/4" "s$n.bf"; done
+	cp s.bf s0.bf
+	for n in 0 1 2 3; do bloom add -f 2 -d , "s$n.bf" "part.$n"; done
+}
+
+@test "-s needs -f, for add, check and route" {
+	for cmd in add check route; do
+		run --separate-stderr bloom "$cmd" -s f.bf
+		[ "$status" -eq 2 ]
+		[ "${stderr_lines[0]}" = "bloom: $cmd: -s needs -f" ]
+		run --separate-stderr bloom "$cmd" --only-delimited f.bf
+		[ "$status" -eq 2 ]
+		[ "${stderr_lines[0]}" = "bloom: $cmd: -s needs -f" ]
+	done
+	run --separate-stderr bloom route -d , f.bf
+	[ "$status" -eq 2 ]
+	[ "${stderr_lines[0]}" = "bloom: route: -d needs -f" ]
+}
+
 @test "ranges: -f 2- is field 2 to the last, -f -2 fields 1 and 2" {
 	big_filter f.bf
 	printf 'b,c,d\n' | bloom add -f 1- -d , f.bf
@@ -200,9 +337,9 @@ bloom: more: no line holds the separator (',') of -f: each whole line was its ke
 		[[ "${stderr_lines[0]}" == "bloom: check: -f takes a list of fields"*"not '$list'" ]]
 	done
 	row 2 "" "$(printf '%s\n%s\n%s\n%s' "bloom: add: -d takes one byte, not ',,'" \
-		"usage: bloom add [-D | -N] [-z] [-f list [-d delim]] [-n capacity] [-p fpr]" \
-		"                 [--memory size] [--no-create] [--pass-over] [--progress]" \
-		"                 [--sync] filter [file ...]")" add -f 1 -d ,, f.bf
+		"usage: bloom add [-D | -N] [-z] [-f list [-d delim] [-s]] [-n capacity]" \
+		"                 [-p fpr] [--memory size] [--no-create] [--pass-over]" \
+		"                 [--progress] [--sync] filter [file ...]")" add -f 1 -d ,, f.bf
 	run --separate-stderr bloom check -d , f.bf
 	[ "$status" -eq 2 ]
 	[ "${stderr_lines[0]}" = "bloom: check: -d needs -f" ]
