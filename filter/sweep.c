@@ -175,6 +175,20 @@ next_window(const struct sweep *w, uint64_t n, uint64_t nwin)
 	return n;
 }
 
+/* Finds the repeats among the keys order[lo..hi) of a window just
+ * tested (BLOOM_VISIT_SETTLE), from the same copy of its blocks, or the
+ * mapping if buf is NULL: a window holds whole blocks, and its keys are
+ * in input order. */
+static void
+settle_window(struct sweep *w, const struct segment *s,
+    const uint64_t *hashes, const unsigned char *buf, uint64_t first,
+    size_t lo, size_t hi, unsigned char *res)
+{
+	if (bloom_settle(s, buf, first, hashes, w->order + lo, hi - lo,
+	    res) == -1 && w->write_error == 0)
+		w->write_error = errno;
+}
+
 /*
  * The first window after n that has keys to read for a test of the
  * segment at x, or nwin: in a sparse file, the keys of a window that
@@ -182,8 +196,9 @@ next_window(const struct sweep *w, uint64_t n, uint64_t nwin)
  * of reads for 300 keys of a crafted 512 GiB filter, else).
  */
 static uint64_t
-next_to_read(const struct sweep *w, const struct bits_extent *x,
-    uint64_t wblocks, uint64_t n, uint64_t nwin, unsigned char *res)
+next_to_read(struct sweep *w, const struct segment *s,
+    const struct bits_extent *x, const uint64_t *hashes, uint64_t wblocks,
+    uint64_t n, uint64_t nwin, int add, unsigned char *res)
 {
 	struct io_range r;
 	uint64_t from, to, j;
@@ -196,6 +211,11 @@ next_to_read(const struct sweep *w, const struct bits_extent *x,
 			break;
 		for (j = w->start[n]; j < w->start[n + 1]; j++)
 			res[w->order[j]] = 0;
+		/* Its blocks are zeros, which the mapping gives unread. */
+		if (add == BLOOM_VISIT_SETTLE)
+			settle_window(w, s, hashes, NULL, 0,
+			    (size_t)w->start[n], (size_t)w->start[n + 1],
+			    res);
 	}
 	return n;
 }
@@ -242,15 +262,17 @@ visit_window(struct sweep *w, const struct segment *s, const uint64_t *hashes,
     const unsigned char *buf, uint64_t first, struct io_range r, size_t lo,
     size_t hi, int add, unsigned char *res)
 {
-	if (add && buf != NULL)
+	if (add == BLOOM_VISIT_ADD && buf != NULL)
 		return add_window(w, s, hashes, buf, first, r, lo, hi, res);
-	if (add)
+	if (add == BLOOM_VISIT_ADD)
 		return bits_add_list(s, hashes, w->order + lo, hi - lo, res);
 	if (buf != NULL)
 		bits_test_copy(s, buf, first, hashes, w->order + lo, hi - lo,
 		    res);
 	else
 		bits_test_list(s, hashes, w->order + lo, hi - lo, res);
+	if (add == BLOOM_VISIT_SETTLE)
+		settle_window(w, s, hashes, buf, first, lo, hi, res);
 	return 0;
 }
 
@@ -308,16 +330,18 @@ visit_segment(void *arg, const struct segment *s, const uint64_t *hashes,
 	madvise(all.addr, all.len, MADV_NOHUGEPAGE);
 #endif
 	io_start(&io, w->fd);
-	n = add ? next_window(w, UINT64_MAX, nwin) :
-	    next_to_read(w, &x, wblocks, UINT64_MAX, nwin, res);
+	n = add == BLOOM_VISIT_ADD ? next_window(w, UINT64_MAX, nwin) :
+	    next_to_read(w, s, &x, hashes, wblocks, UINT64_MAX, nwin, add,
+	    res);
 	if (buffered && n < nwin)
 		ticket = io_read(&io, window_blocks(&x, wblocks, n),
 		    w->window[cur]);
 	for (; n < nwin; n = next) {
 		const unsigned char *read = NULL;
 
-		next = add ? next_window(w, n, nwin) :
-		    next_to_read(w, &x, wblocks, n, nwin, res);
+		next = add == BLOOM_VISIT_ADD ? next_window(w, n, nwin) :
+		    next_to_read(w, s, &x, hashes, wblocks, n, nwin, add,
+		    res);
 		if (buffered && io_wait(&io, ticket) == 0)
 			read = w->window[cur];
 		if (buffered && next < nwin)
@@ -331,7 +355,7 @@ visit_segment(void *arg, const struct segment *s, const uint64_t *hashes,
 		count += visit_window(w, s, hashes, read, n * wblocks, r,
 		    (size_t)w->start[n], (size_t)w->start[n + 1], add, res);
 		cur = !cur;
-		if (add) {
+		if (add == BLOOM_VISIT_ADD) {
 			/* Unmapped here, in one go, the pages are written
 			 * back with no write-protecting of each one, nor a
 			 * TLB flush on this CPU for each from the I/O
@@ -341,7 +365,7 @@ visit_segment(void *arg, const struct segment *s, const uint64_t *hashes,
 		}
 		if (nbehind == BEHIND) {
 			io_release(&io, window_range(&x, wblocks * BLOCK_BYTES,
-			    behind[0]), add);
+			    behind[0]), add == BLOOM_VISIT_ADD);
 			memmove(behind, behind + 1, sizeof behind[0] *
 			    (BEHIND - 1));
 			nbehind--;
@@ -350,7 +374,7 @@ visit_segment(void *arg, const struct segment *s, const uint64_t *hashes,
 	}
 	while (nbehind > 0)
 		io_release(&io, window_range(&x, wblocks * BLOCK_BYTES,
-		    behind[--nbehind]), add);
+		    behind[--nbehind]), add == BLOOM_VISIT_ADD);
 	if (io_stop(&io) == -1 && w->write_error == 0)
 		w->write_error = errno;
 	return count;

@@ -21,7 +21,8 @@ struct sweep {
 	size_t cap;		/* keys a batch has at most */
 	int fd;			/* the filter's file, during a pass */
 	int sparse;		/* it has holes, during a pass */
-	int write_error;	/* errno of the first write-back that failed
+	int write_error;	/* errno of the first write-back (or look-up
+				 * of repeats, bloom_settle) that failed
 				 * during a pass, or 0 */
 	unsigned char *found;	/* per key: in a segment not added to */
 	uint32_t *todo;		/* the keys a pass visits, input order */

@@ -107,12 +107,15 @@ in_file_order(const struct segment *t, struct mate *m, size_t n)
 }
 
 /* Tests the nm mates, in chunk order, each against its block and the
- * bits of the new keys before it in that block, and marks 0 the keys
- * these cover; if sorted, in file order, letting go of the pages walked.
+ * bits of the new keys before it in that block, and sets res of the keys
+ * these cover to covered.  The blocks are read from buf, which holds the
+ * segment's blocks from first on, or from the mapping if buf is NULL; if
+ * sorted (and buf is NULL), in file order, letting go of the pages walked.
  * tmp has room for nm. */
 static void
-mates_settle(const struct segment *t, const uint64_t *hashes,
-    unsigned char *isnew, struct mate *m, struct mate *tmp, size_t nm,
+mates_settle(const struct segment *t, const unsigned char *buf,
+    uint64_t first, const uint64_t *hashes, unsigned char *res,
+    unsigned char covered, struct mate *m, struct mate *tmp, size_t nm,
     int sorted)
 {
 	uint64_t mask[BLOCK_BYTES / 8], have[BLOCK_BYTES / 8], missing;
@@ -138,12 +141,15 @@ mates_settle(const struct segment *t, const uint64_t *hashes,
 			madvise((void *)behind, at - behind, MADV_DONTNEED);
 			behind = at;
 		}
+		if (buf != NULL)
+			words = (const uint64_t *)(const void *)(buf +
+			    (m[i].block - first) * BLOCK_BYTES);
 		missing = 0;
 		for (w = 0; w < BLOCK_BYTES / 8; w++)
 			missing |= mask[w] & ~(have[w] |
 			    __atomic_load_n(&words[w], __ATOMIC_RELAXED));
 		if (missing == 0)
-			isnew[m[i].key] = 0;
+			res[m[i].key] = covered;
 		for (w = 0; w < BLOCK_BYTES / 8; w++)
 			have[w] |= mask[w];
 	}
@@ -151,6 +157,30 @@ mates_settle(const struct segment *t, const uint64_t *hashes,
 	if (behind != 0)
 		madvise((void *)behind, at - behind + PAGE_BYTES,
 		    MADV_DONTNEED);
+}
+
+/* Keeps of the nm mates, in chunk order, those whose block's bit in a
+ * bitmap another has too (the others are alone in their block), and
+ * returns how many. */
+static size_t
+mates_sharing(struct mate *m, size_t nm)
+{
+	uint64_t once[MATES_WORDS], twice[MATES_WORDS], x;
+	size_t i, j;
+
+	memset(once, 0, sizeof once);
+	memset(twice, 0, sizeof twice);
+	for (j = 0; j < nm; j++) {
+		x = m[j].bit = mates_bit(m[j].block);
+		twice[x >> 6] |= once[x >> 6] & (uint64_t)1 << (x & 63);
+		once[x >> 6] |= (uint64_t)1 << (x & 63);
+	}
+	for (i = j = 0; j < nm; j++) {
+		x = m[j].bit;
+		m[i] = m[j];
+		i += twice[x >> 6] >> (x & 63) & 1;
+	}
+	return i;
 }
 
 /*
@@ -187,7 +217,6 @@ mates_chunk(const struct segment *t, const uint64_t *hashes,
     unsigned char *isnew, size_t n, const unsigned char *marked,
     unsigned char flag, int sorted)
 {
-	uint64_t once[MATES_WORDS], twice[MATES_WORDS], x;
 	struct mate *m;
 	size_t i, j, nm = 0;
 
@@ -210,7 +239,8 @@ mates_chunk(const struct segment *t, const uint64_t *hashes,
 				m[j].bit = mates_bit(m[j].block);
 				m[j++].key = (uint32_t)i;
 			}
-		mates_settle(t, hashes, isnew, m, m + nm, j, sorted);
+		mates_settle(t, NULL, 0, hashes, isnew, 0, m, m + nm, j,
+		    sorted);
 		free(m);
 		return 0;
 	}
@@ -219,19 +249,33 @@ mates_chunk(const struct segment *t, const uint64_t *hashes,
 		m[j].key = (uint32_t)i;
 		j += isnew[i] == 1;
 	}
-	memset(once, 0, sizeof once);
-	memset(twice, 0, sizeof twice);
-	for (j = 0; j < nm; j++) {
-		x = m[j].bit = mates_bit(m[j].block);
-		twice[x >> 6] |= once[x >> 6] & (uint64_t)1 << (x & 63);
-		once[x >> 6] |= (uint64_t)1 << (x & 63);
-	}
-	for (i = j = 0; j < nm; j++) {
-		x = m[j].bit;
-		m[i] = m[j];
-		i += twice[x >> 6] >> (x & 63) & 1;
-	}
-	mates_settle(t, hashes, isnew, m, m + nm, i, sorted);
+	mates_settle(t, NULL, 0, hashes, isnew, 0, m, m + nm,
+	    mates_sharing(m, nm), sorted);
 	free(m);
+	return 0;
+}
+
+int
+mates_list(const struct segment *t, const unsigned char *buf,
+    uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
+    unsigned char *found)
+{
+	struct mate *mt;
+	size_t j, nm = 0;
+
+	for (j = 0; j < m; j++)
+		nm += found[idx[j]] == 0;
+	if (nm < 2)
+		return 0;
+	if ((mt = malloc(2 * nm * sizeof mt[0])) == NULL)
+		return -1;
+	for (j = nm = 0; j < m; j++) {
+		mt[nm].block = block_index(t, hashes[idx[j]]);
+		mt[nm].key = idx[j];
+		nm += found[idx[j]] == 0;
+	}
+	mates_settle(t, buf, first, hashes, found, 1, mt, mt + nm,
+	    mates_sharing(mt, nm), 0);
+	free(mt);
 	return 0;
 }
