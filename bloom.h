@@ -298,7 +298,7 @@ struct bloom_pass {
 };
 
 /* For a visit of BLOOM_VISIT_SETTLE, once it has tested the m keys idx
- * lists (in increasing order) against segment s: marks found (1) each of
+ * lists (in increasing order; keys 0 to m if NULL) against segment s: marks found (1) each of
  * them not found whose missing bits the ones before it not found would
  * set, as adding them one at a time would, reading their blocks from buf,
  * which holds s's blocks from block first on, or from the mapping if buf

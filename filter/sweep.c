@@ -44,6 +44,7 @@
 #define WINDOWS_MAX	((uint64_t)1 << 20)	/* windows in a segment */
 #define BEHIND		2	/* windows kept after they are worked on */
 #define PAGE		4096	/* alignment of advice */
+#define GATHER_AHEAD	32	/* keys whose hashes load ahead */
 #define POPULATE_PER	8	/* a window's pages are mapped writable at
 				 * once when it has a key to set for every
 				 * POPULATE_PER of them */
@@ -61,6 +62,8 @@ sweep_init(struct sweep *w, const struct memory_plan *p, size_t cap)
 	    malloc(2 * cap * sizeof w->todo[0]) : NULL;
 	w->order = w->todo != NULL ? w->todo + cap : NULL;
 	w->start = malloc((WINDOWS_MAX + 1) * sizeof w->start[0]);
+	w->gathered = malloc(SWEEP_GATHER * sizeof w->gathered[0]);
+	w->got = malloc(SWEEP_GATHER);
 	/* Out of core, two windows' buffers: one read while the other is
 	 * worked on.  Without them the mapping is read, in order. */
 	if (p->out_of_core) {
@@ -68,7 +71,7 @@ sweep_init(struct sweep *w, const struct memory_plan *p, size_t cap)
 		w->window[1] = malloc((size_t)p->window);
 	}
 	if (w->found == NULL || w->todo == NULL || w->order == NULL ||
-	    w->start == NULL) {
+	    w->start == NULL || w->gathered == NULL || w->got == NULL) {
 		sweep_free(w);
 		errno = ENOMEM;
 		return -1;
@@ -82,6 +85,8 @@ sweep_free(struct sweep *w)
 	free(w->found);
 	free(w->todo);
 	free(w->start);
+	free(w->gathered);
+	free(w->got);
 	free(w->window[0]);
 	free(w->window[1]);
 	memset(w, 0, sizeof *w);
@@ -189,6 +194,34 @@ settle_window(struct sweep *w, const struct segment *s,
 		w->write_error = errno;
 }
 
+/* Copies the hashes of the n keys order[from..from + n), n at most
+ * SWEEP_GATHER, into w->gathered, loading those further on ahead: looked
+ * up through order by the kernels, each would be a cache miss of its own
+ * (a batch's hashes are far larger than the cache). */
+static void
+gather(struct sweep *w, const uint64_t *hashes, size_t from, size_t n)
+{
+	const uint32_t *order = w->order + from;
+	size_t j;
+
+	for (j = 0; j < n; j++) {
+		if (j + GATHER_AHEAD < n)
+			__builtin_prefetch(&hashes[order[j + GATHER_AHEAD]]);
+		w->gathered[j] = hashes[order[j]];
+	}
+}
+
+/* Gives the answers in w->got of the n keys order[from..from + n) to the
+ * caller's flags res. */
+static void
+scatter(const struct sweep *w, size_t from, size_t n, unsigned char *res)
+{
+	size_t j;
+
+	for (j = 0; j < n; j++)
+		res[w->order[from + j]] = w->got[j];
+}
+
 /*
  * The first window after n that has keys to read for a test of the
  * segment at x, or nwin: in a sparse file, the keys of a window that
@@ -223,9 +256,10 @@ next_to_read(struct sweep *w, const struct segment *s,
 /*
  * Adds the keys order[lo..hi) of window r to segment s, whose blocks from
  * first on buf holds as read: the keys buf already holds (as an add of
- * s's layout would find them) are not new and write nothing.  The others are set in the shared mapping with atomic
- * ORs, as ever, so that concurrent writers lose nothing and say which are
- * new.  Returns how many were.
+ * s's layout would find them) are not new and write nothing.  The others
+ * are set in the shared mapping with atomic ORs, as ever, so that
+ * concurrent writers lose nothing and say which are new.  Returns how
+ * many were.
  */
 static size_t
 add_window(struct sweep *w, const struct segment *s, const uint64_t *hashes,
@@ -233,15 +267,19 @@ add_window(struct sweep *w, const struct segment *s, const uint64_t *hashes,
     size_t hi, unsigned char *res)
 {
 	uint32_t *order = w->order;
-	size_t j, left = lo;
+	size_t at, n, j, left = lo, count = 0;
 
-	bits_held_copy(s, buf, first, hashes, order + lo, hi - lo, res);
-	for (j = lo; j < hi; j++) {
-		uint32_t k = order[j];
+	for (at = lo; at < hi; at += n) {
+		n = hi - at < SWEEP_GATHER ? hi - at : SWEEP_GATHER;
+		gather(w, hashes, at, n);
+		bits_held_copy(s, buf, first, w->gathered, NULL, n, w->got);
+		for (j = 0; j < n; j++) {
+			uint32_t k = order[at + j];
 
-		order[left] = k;
-		left += !res[k];
-		res[k] = 0;
+			order[left] = k;
+			left += !w->got[j];
+			res[k] = 0;
+		}
 	}
 #ifdef MADV_POPULATE_WRITE
 	/* Set one page at a time, a page first read through the mapping
@@ -251,29 +289,43 @@ add_window(struct sweep *w, const struct segment *s, const uint64_t *hashes,
 	if (left > lo && left - lo >= r.len / PAGE / POPULATE_PER)
 		madvise(r.addr, r.len, MADV_POPULATE_WRITE);
 #endif
-	return bits_add_list(s, hashes, order + lo, left - lo, res);
+	for (at = lo; at < left; at += n) {
+		n = left - at < SWEEP_GATHER ? left - at : SWEEP_GATHER;
+		gather(w, hashes, at, n);
+		count += bits_add(s, w->gathered, n, w->got);
+		scatter(w, at, n, res);
+	}
+	return count;
 }
 
 /* Visits the keys order[lo..hi) of window r of s: added (res[k] as
  * isnew) or tested (res[k] as found), the window's blocks from first on
- * read from buf if it is not NULL.  Returns how many were new. */
+ * read from buf if it is not NULL; SWEEP_GATHER keys at a time, their
+ * hashes copied in order.  Returns how many were new. */
 static size_t
 visit_window(struct sweep *w, const struct segment *s, const uint64_t *hashes,
     const unsigned char *buf, uint64_t first, struct io_range r, size_t lo,
     size_t hi, int add, unsigned char *res)
 {
+	size_t at, n, count = 0;
+
 	if (add == BLOOM_VISIT_ADD && buf != NULL)
 		return add_window(w, s, hashes, buf, first, r, lo, hi, res);
-	if (add == BLOOM_VISIT_ADD)
-		return bits_add_list(s, hashes, w->order + lo, hi - lo, res);
-	if (buf != NULL)
-		bits_test_copy(s, buf, first, hashes, w->order + lo, hi - lo,
-		    res);
-	else
-		bits_test_list(s, hashes, w->order + lo, hi - lo, res);
+	for (at = lo; at < hi; at += n) {
+		n = hi - at < SWEEP_GATHER ? hi - at : SWEEP_GATHER;
+		gather(w, hashes, at, n);
+		if (add == BLOOM_VISIT_ADD)
+			count += bits_add(s, w->gathered, n, w->got);
+		else if (buf != NULL)
+			bits_test_copy(s, buf, first, w->gathered, NULL, n,
+			    w->got);
+		else
+			bits_test(s, w->gathered, n, w->got);
+		scatter(w, at, n, res);
+	}
 	if (add == BLOOM_VISIT_SETTLE)
 		settle_window(w, s, hashes, buf, first, lo, hi, res);
-	return 0;
+	return count;
 }
 
 /*

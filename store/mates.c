@@ -255,6 +255,9 @@ mates_chunk(const struct segment *t, const uint64_t *hashes,
 	return 0;
 }
 
+/* Key j of a list: idx[j], or j if idx is NULL. */
+#define LISTED(j)	(idx != NULL ? idx[j] : (uint32_t)(j))
+
 int
 mates_list(const struct segment *t, const unsigned char *buf,
     uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
@@ -264,15 +267,15 @@ mates_list(const struct segment *t, const unsigned char *buf,
 	size_t j, nm = 0;
 
 	for (j = 0; j < m; j++)
-		nm += found[idx[j]] == 0;
+		nm += found[LISTED(j)] == 0;
 	if (nm < 2)
 		return 0;
 	if ((mt = malloc(2 * nm * sizeof mt[0])) == NULL)
 		return -1;
 	for (j = nm = 0; j < m; j++) {
-		mt[nm].block = block_index(t, hashes[idx[j]]);
-		mt[nm].key = idx[j];
-		nm += found[idx[j]] == 0;
+		mt[nm].block = block_index(t, hashes[LISTED(j)]);
+		mt[nm].key = LISTED(j);
+		nm += found[LISTED(j)] == 0;
 	}
 	mates_settle(t, buf, first, hashes, found, 1, mt, mt + nm,
 	    mates_sharing(mt, nm), 0);

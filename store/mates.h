@@ -31,7 +31,7 @@ int mates_chunk(const struct segment *t, const uint64_t *hashes,
     unsigned char flag, int sorted);
 
 /* Marks found (1) each of the m keys that idx lists, in increasing
- * order, that found marks 0 (not in segment t) and whose missing bits the
+ * order (keys 0 to m if idx is NULL), that found marks 0 (not in segment t) and whose missing bits the
  * keys before it in the list that found marks 0 would set: the answers of
  * adding the keys one at a time, for a sorted pass that tests a block's
  * keys together.  The keys' blocks are read from buf, which holds t's
