@@ -40,6 +40,8 @@ _Static_assert(2 * sizeof(struct mate) <= BLOOM_REPEATS_KEY_BYTES,
 #define MATES_WORDS	(((size_t)1 << MATES_LOG) / 64)
 #define DROP_BYTES	((uintptr_t)1 << 20)	/* let go of a MiB at a time */
 #define PAGE_BYTES	((uintptr_t)4096)	/* a page, or a part of one */
+#define MATES_SPAN_MAX	((uint64_t)1 << 24)	/* blocks an exact bitmap
+						 * covers, at most: 4 MiB */
 
 static inline uint32_t
 mates_bit(uint64_t block)
@@ -255,6 +257,39 @@ mates_chunk(const struct segment *t, const uint64_t *hashes,
 	return 0;
 }
 
+/*
+ * Keeps of the nm mates, in chunk order, those that share their block
+ * with another, exactly: a bitmap of one bit per block of the span
+ * blocks from lo on that holds them all.  The keys of a sorted pass's
+ * window lie in such a run, and are too many for mates_sharing's bitmap,
+ * which they would fill (16 keys a bit at 1 M): nearly every key would
+ * be sorted and looked up.  Returns how many are kept, or SIZE_MAX if
+ * there is no memory for the bitmap.
+ */
+static size_t
+mates_sharing_in(struct mate *m, size_t nm, uint64_t lo, uint64_t span)
+{
+	size_t words = (size_t)((span + 63) / 64), i, j;
+	uint64_t *once = calloc(2 * words, sizeof once[0]), *twice, x;
+
+	if (once == NULL)
+		return SIZE_MAX;
+	twice = once + words;
+	for (j = 0; j < nm; j++) {
+		m[j].bit = mates_bit(m[j].block);
+		x = m[j].block - lo;
+		twice[x >> 6] |= once[x >> 6] & (uint64_t)1 << (x & 63);
+		once[x >> 6] |= (uint64_t)1 << (x & 63);
+	}
+	for (i = j = 0; j < nm; j++) {
+		x = m[j].block - lo;
+		m[i] = m[j];
+		i += twice[x >> 6] >> (x & 63) & 1;
+	}
+	free(once);
+	return i;
+}
+
 /* Key j of a list: idx[j], or j if idx is NULL. */
 #define LISTED(j)	(idx != NULL ? idx[j] : (uint32_t)(j))
 
@@ -264,7 +299,8 @@ mates_list(const struct segment *t, const unsigned char *buf,
     unsigned char *found)
 {
 	struct mate *mt;
-	size_t j, nm = 0;
+	size_t j, nm = 0, sharing;
+	uint64_t lo = UINT64_MAX, hi = 0;
 
 	for (j = 0; j < m; j++)
 		nm += found[LISTED(j)] == 0;
@@ -277,8 +313,18 @@ mates_list(const struct segment *t, const unsigned char *buf,
 		mt[nm].key = LISTED(j);
 		nm += found[LISTED(j)] == 0;
 	}
-	mates_settle(t, buf, first, hashes, found, 1, mt, mt + nm,
-	    mates_sharing(mt, nm), 0);
+	for (j = 0; j < nm; j++) {
+		lo = mt[j].block < lo ? mt[j].block : lo;
+		hi = mt[j].block > hi ? mt[j].block : hi;
+	}
+	sharing = hi - lo < MATES_SPAN_MAX ? mates_sharing_in(mt, nm, lo,
+	    hi - lo + 1) : mates_sharing(mt, nm);
+	if (sharing == SIZE_MAX) {
+		free(mt);
+		return -1;
+	}
+	mates_settle(t, buf, first, hashes, found, 1, mt, mt + nm, sharing,
+	    0);
 	free(mt);
 	return 0;
 }
