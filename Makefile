@@ -120,6 +120,10 @@ bench/floor: bench/floor.c hash.o hash.h
 bench/faults-probe: bench/faults-probe.c
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -o $@ bench/faults-probe.c
 
+# The machine's rate of random reads, which bench/big-filters quotes.
+bench/randread: bench/randread.c
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -o $@ bench/randread.c
+
 # Window layouts against a fixed filter: sizing, rates and kernel times
 # (bench/README.md, "layouts").
 LAYOUTS_SRC = bench/layouts.c bench/layouts-kernels.c bench/layouts-math.c
@@ -236,7 +240,7 @@ uninstall:
 clean:
 	rm -f bloom $(OBJ) tests/sanitize.o $(TESTBIN) tests/fuzz/header \
 		tests/fuzz/lines tests/fuzz/options bench/gen-urls bench/floor \
-		bench/layouts bench/faults-probe $(DIST).tar $(DIST).tar.gz \
+		bench/layouts bench/faults-probe bench/randread $(DIST).tar $(DIST).tar.gz \
 		$(DIST).tar.gz.sha256
 	rm -rf $(FUZZ_CORPUS) $(FUZZ_CORPUS)-lines $(FUZZ_CORPUS)-options
 

@@ -363,15 +363,15 @@ test_live(struct bloom *b, const struct bloom_pass *v,
 static void
 test_some(struct bloom *b, const struct bloom_pass *v,
     const struct bloom_pretest *p, const unsigned char *prefound,
-    const uint64_t *hashes, size_t n, unsigned char *found)
+    const uint64_t *hashes, size_t n, unsigned char *found, int how)
 {
 	const struct segment *s = &b->seg[0];
 
 	if (b->mode->slice)
 		visit(v, s, hashes, v->idx, in_slice(s, hashes, n, v->idx,
-		    found), 0, found);
+		    found), how, found);
 	else if (b->nlive == 1 && prefound == NULL)
-		visit(v, &b->seg[b->live[0]], hashes, NULL, n, 0, found);
+		visit(v, &b->seg[b->live[0]], hashes, NULL, n, how, found);
 	else
 		test_live(b, v, hashes, n, found, prefound != NULL ? p->mask :
 		    0, prefound);
@@ -379,11 +379,14 @@ test_some(struct bloom *b, const struct bloom_pass *v,
 
 /* Tests the n keys, v->max at a time, against the segments live now, as
  * a reader of the list (segments_read_begin): no segment is given back
- * while it is read.  Returns BLOOM_OK or a status. */
+ * while it is read.  how is BLOOM_VISIT_TEST, or BLOOM_VISIT_SETTLE for a
+ * sorted pass's visit of a filter of one segment (or a slice) to find the
+ * repeats among the keys as it tests them.  Returns BLOOM_OK or a
+ * status. */
 static int
 test_keys(struct bloom *b, const struct bloom_pass *v,
     const struct bloom_pretest *p, const unsigned char *prefound,
-    const uint64_t *hashes, size_t n, unsigned char *found)
+    const uint64_t *hashes, size_t n, unsigned char *found, int how)
 {
 	size_t pos, m;
 	int s = segments_read_begin(b);
@@ -391,7 +394,7 @@ test_keys(struct bloom *b, const struct bloom_pass *v,
 	for (pos = 0; s == BLOOM_OK && pos < n; pos += m) {
 		m = n - pos < v->max ? n - pos : v->max;
 		test_some(b, v, p, prefound != NULL ? prefound + pos : NULL,
-		    hashes + pos, m, found + pos);
+		    hashes + pos, m, found + pos, how);
 	}
 	segments_read_end(b);
 	return s;
@@ -635,7 +638,8 @@ bloom_test(struct bloom *b, const struct bloom_pass *v,
 	struct bloom_pass line;
 
 	v = pass_begin(b, v, &line, n);
-	return pass_end(v, test_keys(b, v, p, prefound, hashes, n, found));
+	return pass_end(v, test_keys(b, v, p, prefound, hashes, n, found,
+	    BLOOM_VISIT_TEST));
 }
 
 int
@@ -656,12 +660,21 @@ bloom_add_test(struct bloom *b, const struct bloom_pass *v,
     const uint64_t *hashes, size_t n, unsigned char *isnew)
 {
 	struct bloom_pass line;
-	int s;
+	int s, sorted;
 
 	claims_start(b);
+	/* A sorted pass finds the repeats as it tests, each block's keys
+	 * in the window read for them (bloom_settle): looking them up in
+	 * the mapping after it would fault in a filter that does not fit
+	 * at random (issue 39). */
+	sorted = v != NULL && v->visit != NULL && prefound == NULL &&
+	    bloom_finds_repeats(b) && n <= v->max;
 	v = pass_begin(b, v, &line, n);
-	s = test_keys(b, v, p, prefound, hashes, n, isnew);
-	if (s == BLOOM_OK)
+	s = test_keys(b, v, p, prefound, hashes, n, isnew, sorted ?
+	    BLOOM_VISIT_SETTLE : BLOOM_VISIT_TEST);
+	if (s == BLOOM_OK && sorted)
+		found_to_new(isnew, n);
+	else if (s == BLOOM_OK)
 		s = found_to_new_in_chunk(b, hashes, isnew, n,
 		    prefound != NULL && p->chunk != 0 ? prefound : NULL,
 		    v->visit != NULL);
@@ -691,7 +704,8 @@ bloom_add_claim(struct bloom *b, const struct bloom_pass *v,
 		return BLOOM_OK;
 	v = pass_begin(b, v, &line, n);
 	/* Another adder may have grown the filter since. */
-	if ((s = test_keys(b, v, NULL, NULL, hashes, n, again)) != BLOOM_OK)
+	if ((s = test_keys(b, v, NULL, NULL, hashes, n, again,
+	    BLOOM_VISIT_TEST)) != BLOOM_OK)
 		return pass_end(v, s);
 	for (i = 0; i < n; i++)
 		again[i] = isnew[i] == 1 && again[i] == 1;
@@ -713,6 +727,14 @@ bloom_add_set(struct bloom *b, const struct bloom_pass *v,
 	s = set_keys(b, v, hashes, isnew, n, done);
 	claims_done(b, hashes, isnew, *done);
 	return pass_end(v, s);
+}
+
+int
+bloom_settle(const struct segment *s, const unsigned char *buf,
+    uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
+    unsigned char *found)
+{
+	return mates_list(s, buf, first, hashes, idx, m, found);
 }
 
 /* ==== Reader threads' pretests ==== */

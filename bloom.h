@@ -261,12 +261,20 @@ void bloom_pretest(const struct bloom_pretest *p, const uint64_t *hashes,
 
 /* ==== Passes that visit each segment their own way ==== */
 
+/* What a visit does with its keys. */
+#define BLOOM_VISIT_TEST	0	/* tests them */
+#define BLOOM_VISIT_ADD		1	/* adds them */
+#define BLOOM_VISIT_SETTLE	2	/* tests them, then marks found the
+				 * ones not found whose bits the ones
+				 * before them not found would set
+				 * (bloom_settle): an add --new's test */
+
 /*
- * Visits segment s for a pass: tests (add 0) or adds (add 1) the m keys
- * idx lists (indices into hashes), or keys 0 to m in order if idx is
- * NULL, setting res[k] for each key k visited as bits_test_list or
- * bits_add_list do.  Returns how many were new to s (add; anything for
- * a test).
+ * Visits segment s for a pass: does what add says (BLOOM_VISIT_*) with
+ * the m keys idx lists (indices into hashes, in increasing order), or
+ * keys 0 to m in order if idx is NULL, setting res[k] for each key k
+ * visited as bits_test_list or bits_add_list do.  Returns how many were
+ * new to s (add; anything for a test).
  */
 typedef size_t bloom_visit_fn(void *arg, const struct segment *s,
     const uint64_t *hashes, const uint32_t *idx, size_t m, int add,
@@ -288,6 +296,17 @@ struct bloom_pass {
 	unsigned char *found;	/* room for max flags */
 	size_t max;		/* keys taken at a time, at most */
 };
+
+/* For a visit of BLOOM_VISIT_SETTLE, once it has tested the m keys idx
+ * lists (in increasing order; keys 0 to m if NULL) against segment s: marks found (1) each of
+ * them not found whose missing bits the ones before it not found would
+ * set, as adding them one at a time would, reading their blocks from buf,
+ * which holds s's blocks from block first on, or from the mapping if buf
+ * is NULL.  The keys of one block must all be in one call.  Returns 0, or
+ * -1 with errno set (no memory) and found as it was. */
+int bloom_settle(const struct segment *s, const unsigned char *buf,
+    uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
+    unsigned char *found);
 
 /* ==== Whole segments ==== */
 

@@ -44,6 +44,7 @@
 #define WINDOWS_MAX	((uint64_t)1 << 20)	/* windows in a segment */
 #define BEHIND		2	/* windows kept after they are worked on */
 #define PAGE		4096	/* alignment of advice */
+#define GATHER_AHEAD	32	/* keys whose hashes load ahead */
 #define POPULATE_PER	8	/* a window's pages are mapped writable at
 				 * once when it has a key to set for every
 				 * POPULATE_PER of them */
@@ -61,6 +62,8 @@ sweep_init(struct sweep *w, const struct memory_plan *p, size_t cap)
 	    malloc(2 * cap * sizeof w->todo[0]) : NULL;
 	w->order = w->todo != NULL ? w->todo + cap : NULL;
 	w->start = malloc((WINDOWS_MAX + 1) * sizeof w->start[0]);
+	w->gathered = malloc(SWEEP_GATHER * sizeof w->gathered[0]);
+	w->got = malloc(SWEEP_GATHER);
 	/* Out of core, two windows' buffers: one read while the other is
 	 * worked on.  Without them the mapping is read, in order. */
 	if (p->out_of_core) {
@@ -68,7 +71,7 @@ sweep_init(struct sweep *w, const struct memory_plan *p, size_t cap)
 		w->window[1] = malloc((size_t)p->window);
 	}
 	if (w->found == NULL || w->todo == NULL || w->order == NULL ||
-	    w->start == NULL) {
+	    w->start == NULL || w->gathered == NULL || w->got == NULL) {
 		sweep_free(w);
 		errno = ENOMEM;
 		return -1;
@@ -82,6 +85,8 @@ sweep_free(struct sweep *w)
 	free(w->found);
 	free(w->todo);
 	free(w->start);
+	free(w->gathered);
+	free(w->got);
 	free(w->window[0]);
 	free(w->window[1]);
 	memset(w, 0, sizeof *w);
@@ -175,6 +180,48 @@ next_window(const struct sweep *w, uint64_t n, uint64_t nwin)
 	return n;
 }
 
+/* Finds the repeats among the keys order[lo..hi) of a window just
+ * tested (BLOOM_VISIT_SETTLE), from the same copy of its blocks, or the
+ * mapping if buf is NULL: a window holds whole blocks, and its keys are
+ * in input order. */
+static void
+settle_window(struct sweep *w, const struct segment *s,
+    const uint64_t *hashes, const unsigned char *buf, uint64_t first,
+    size_t lo, size_t hi, unsigned char *res)
+{
+	if (bloom_settle(s, buf, first, hashes, w->order + lo, hi - lo,
+	    res) == -1 && w->write_error == 0)
+		w->write_error = errno;
+}
+
+/* Copies the hashes of the n keys order[from..from + n), n at most
+ * SWEEP_GATHER, into w->gathered, loading those further on ahead: looked
+ * up through order by the kernels, each would be a cache miss of its own
+ * (a batch's hashes are far larger than the cache). */
+static void
+gather(struct sweep *w, const uint64_t *hashes, size_t from, size_t n)
+{
+	const uint32_t *order = w->order + from;
+	size_t j;
+
+	for (j = 0; j < n; j++) {
+		if (j + GATHER_AHEAD < n)
+			__builtin_prefetch(&hashes[order[j + GATHER_AHEAD]]);
+		w->gathered[j] = hashes[order[j]];
+	}
+}
+
+/* Gives the answers in w->got of the n keys order[from..from + n) to the
+ * caller's flags res. */
+static void
+scatter(const struct sweep *w, size_t from, size_t n, unsigned char *res)
+{
+	size_t j;
+
+	for (j = 0; j < n; j++)
+		res[w->order[from + j]] = w->got[j];
+}
+
 /*
  * The first window after n that has keys to read for a test of the
  * segment at x, or nwin: in a sparse file, the keys of a window that
@@ -182,8 +229,9 @@ next_window(const struct sweep *w, uint64_t n, uint64_t nwin)
  * of reads for 300 keys of a crafted 512 GiB filter, else).
  */
 static uint64_t
-next_to_read(const struct sweep *w, const struct bits_extent *x,
-    uint64_t wblocks, uint64_t n, uint64_t nwin, unsigned char *res)
+next_to_read(struct sweep *w, const struct segment *s,
+    const struct bits_extent *x, const uint64_t *hashes, uint64_t wblocks,
+    uint64_t n, uint64_t nwin, int add, unsigned char *res)
 {
 	struct io_range r;
 	uint64_t from, to, j;
@@ -196,6 +244,11 @@ next_to_read(const struct sweep *w, const struct bits_extent *x,
 			break;
 		for (j = w->start[n]; j < w->start[n + 1]; j++)
 			res[w->order[j]] = 0;
+		/* Its blocks are zeros, which the mapping gives unread. */
+		if (add == BLOOM_VISIT_SETTLE)
+			settle_window(w, s, hashes, NULL, 0,
+			    (size_t)w->start[n], (size_t)w->start[n + 1],
+			    res);
 	}
 	return n;
 }
@@ -203,9 +256,10 @@ next_to_read(const struct sweep *w, const struct bits_extent *x,
 /*
  * Adds the keys order[lo..hi) of window r to segment s, whose blocks from
  * first on buf holds as read: the keys buf already holds (as an add of
- * s's layout would find them) are not new and write nothing.  The others are set in the shared mapping with atomic
- * ORs, as ever, so that concurrent writers lose nothing and say which are
- * new.  Returns how many were.
+ * s's layout would find them) are not new and write nothing.  The others
+ * are set in the shared mapping with atomic ORs, as ever, so that
+ * concurrent writers lose nothing and say which are new.  Returns how
+ * many were.
  */
 static size_t
 add_window(struct sweep *w, const struct segment *s, const uint64_t *hashes,
@@ -213,15 +267,19 @@ add_window(struct sweep *w, const struct segment *s, const uint64_t *hashes,
     size_t hi, unsigned char *res)
 {
 	uint32_t *order = w->order;
-	size_t j, left = lo;
+	size_t at, n, j, left = lo, count = 0;
 
-	bits_held_copy(s, buf, first, hashes, order + lo, hi - lo, res);
-	for (j = lo; j < hi; j++) {
-		uint32_t k = order[j];
+	for (at = lo; at < hi; at += n) {
+		n = hi - at < SWEEP_GATHER ? hi - at : SWEEP_GATHER;
+		gather(w, hashes, at, n);
+		bits_held_copy(s, buf, first, w->gathered, NULL, n, w->got);
+		for (j = 0; j < n; j++) {
+			uint32_t k = order[at + j];
 
-		order[left] = k;
-		left += !res[k];
-		res[k] = 0;
+			order[left] = k;
+			left += !w->got[j];
+			res[k] = 0;
+		}
 	}
 #ifdef MADV_POPULATE_WRITE
 	/* Set one page at a time, a page first read through the mapping
@@ -231,27 +289,43 @@ add_window(struct sweep *w, const struct segment *s, const uint64_t *hashes,
 	if (left > lo && left - lo >= r.len / PAGE / POPULATE_PER)
 		madvise(r.addr, r.len, MADV_POPULATE_WRITE);
 #endif
-	return bits_add_list(s, hashes, order + lo, left - lo, res);
+	for (at = lo; at < left; at += n) {
+		n = left - at < SWEEP_GATHER ? left - at : SWEEP_GATHER;
+		gather(w, hashes, at, n);
+		count += bits_add(s, w->gathered, n, w->got);
+		scatter(w, at, n, res);
+	}
+	return count;
 }
 
 /* Visits the keys order[lo..hi) of window r of s: added (res[k] as
  * isnew) or tested (res[k] as found), the window's blocks from first on
- * read from buf if it is not NULL.  Returns how many were new. */
+ * read from buf if it is not NULL; SWEEP_GATHER keys at a time, their
+ * hashes copied in order.  Returns how many were new. */
 static size_t
 visit_window(struct sweep *w, const struct segment *s, const uint64_t *hashes,
     const unsigned char *buf, uint64_t first, struct io_range r, size_t lo,
     size_t hi, int add, unsigned char *res)
 {
-	if (add && buf != NULL)
+	size_t at, n, count = 0;
+
+	if (add == BLOOM_VISIT_ADD && buf != NULL)
 		return add_window(w, s, hashes, buf, first, r, lo, hi, res);
-	if (add)
-		return bits_add_list(s, hashes, w->order + lo, hi - lo, res);
-	if (buf != NULL)
-		bits_test_copy(s, buf, first, hashes, w->order + lo, hi - lo,
-		    res);
-	else
-		bits_test_list(s, hashes, w->order + lo, hi - lo, res);
-	return 0;
+	for (at = lo; at < hi; at += n) {
+		n = hi - at < SWEEP_GATHER ? hi - at : SWEEP_GATHER;
+		gather(w, hashes, at, n);
+		if (add == BLOOM_VISIT_ADD)
+			count += bits_add(s, w->gathered, n, w->got);
+		else if (buf != NULL)
+			bits_test_copy(s, buf, first, w->gathered, NULL, n,
+			    w->got);
+		else
+			bits_test(s, w->gathered, n, w->got);
+		scatter(w, at, n, res);
+	}
+	if (add == BLOOM_VISIT_SETTLE)
+		settle_window(w, s, hashes, buf, first, lo, hi, res);
+	return count;
 }
 
 /*
@@ -308,16 +382,18 @@ visit_segment(void *arg, const struct segment *s, const uint64_t *hashes,
 	madvise(all.addr, all.len, MADV_NOHUGEPAGE);
 #endif
 	io_start(&io, w->fd);
-	n = add ? next_window(w, UINT64_MAX, nwin) :
-	    next_to_read(w, &x, wblocks, UINT64_MAX, nwin, res);
+	n = add == BLOOM_VISIT_ADD ? next_window(w, UINT64_MAX, nwin) :
+	    next_to_read(w, s, &x, hashes, wblocks, UINT64_MAX, nwin, add,
+	    res);
 	if (buffered && n < nwin)
 		ticket = io_read(&io, window_blocks(&x, wblocks, n),
 		    w->window[cur]);
 	for (; n < nwin; n = next) {
 		const unsigned char *read = NULL;
 
-		next = add ? next_window(w, n, nwin) :
-		    next_to_read(w, &x, wblocks, n, nwin, res);
+		next = add == BLOOM_VISIT_ADD ? next_window(w, n, nwin) :
+		    next_to_read(w, s, &x, hashes, wblocks, n, nwin, add,
+		    res);
 		if (buffered && io_wait(&io, ticket) == 0)
 			read = w->window[cur];
 		if (buffered && next < nwin)
@@ -331,7 +407,7 @@ visit_segment(void *arg, const struct segment *s, const uint64_t *hashes,
 		count += visit_window(w, s, hashes, read, n * wblocks, r,
 		    (size_t)w->start[n], (size_t)w->start[n + 1], add, res);
 		cur = !cur;
-		if (add) {
+		if (add == BLOOM_VISIT_ADD) {
 			/* Unmapped here, in one go, the pages are written
 			 * back with no write-protecting of each one, nor a
 			 * TLB flush on this CPU for each from the I/O
@@ -341,7 +417,7 @@ visit_segment(void *arg, const struct segment *s, const uint64_t *hashes,
 		}
 		if (nbehind == BEHIND) {
 			io_release(&io, window_range(&x, wblocks * BLOCK_BYTES,
-			    behind[0]), add);
+			    behind[0]), add == BLOOM_VISIT_ADD);
 			memmove(behind, behind + 1, sizeof behind[0] *
 			    (BEHIND - 1));
 			nbehind--;
@@ -350,7 +426,7 @@ visit_segment(void *arg, const struct segment *s, const uint64_t *hashes,
 	}
 	while (nbehind > 0)
 		io_release(&io, window_range(&x, wblocks * BLOCK_BYTES,
-		    behind[--nbehind]), add);
+		    behind[--nbehind]), add == BLOOM_VISIT_ADD);
 	if (io_stop(&io) == -1 && w->write_error == 0)
 		w->write_error = errno;
 	return count;

@@ -12,6 +12,9 @@
 #include "bloom.h"
 #include "lib/memory.h"
 
+/* Keys of a window whose hashes are copied at a time. */
+#define SWEEP_GATHER	4096
+
 /* Bytes of scratch a sweep takes per key of its batch. */
 #define SWEEP_KEY_BYTES	(1 + 2 * sizeof(uint32_t))
 
@@ -21,13 +24,19 @@ struct sweep {
 	size_t cap;		/* keys a batch has at most */
 	int fd;			/* the filter's file, during a pass */
 	int sparse;		/* it has holes, during a pass */
-	int write_error;	/* errno of the first write-back that failed
+	int write_error;	/* errno of the first write-back (or look-up
+				 * of repeats, bloom_settle) that failed
 				 * during a pass, or 0 */
 	unsigned char *found;	/* per key: in a segment not added to */
 	uint32_t *todo;		/* the keys a pass visits, input order */
 	uint32_t *order;	/* the same, sorted by window (right after
 				 * todo, in the same allocation) */
 	uint64_t *start;	/* per window: where its keys end in order */
+	uint64_t *gathered;	/* SWEEP_GATHER hashes of a window's keys,
+				 * copied in order, so that the filter's
+				 * kernels read them in sequence */
+	unsigned char *got;	/* their answers, before they go to the
+				 * caller's flags */
 	unsigned char *window[2];	/* out of core: windows read with
 				 * pread, one while the other is worked on */
 };

@@ -40,6 +40,8 @@ _Static_assert(2 * sizeof(struct mate) <= BLOOM_REPEATS_KEY_BYTES,
 #define MATES_WORDS	(((size_t)1 << MATES_LOG) / 64)
 #define DROP_BYTES	((uintptr_t)1 << 20)	/* let go of a MiB at a time */
 #define PAGE_BYTES	((uintptr_t)4096)	/* a page, or a part of one */
+#define MATES_SPAN_MAX	((uint64_t)1 << 24)	/* blocks an exact bitmap
+						 * covers, at most: 4 MiB */
 
 static inline uint32_t
 mates_bit(uint64_t block)
@@ -107,12 +109,15 @@ in_file_order(const struct segment *t, struct mate *m, size_t n)
 }
 
 /* Tests the nm mates, in chunk order, each against its block and the
- * bits of the new keys before it in that block, and marks 0 the keys
- * these cover; if sorted, in file order, letting go of the pages walked.
+ * bits of the new keys before it in that block, and sets res of the keys
+ * these cover to covered.  The blocks are read from buf, which holds the
+ * segment's blocks from first on, or from the mapping if buf is NULL; if
+ * sorted (and buf is NULL), in file order, letting go of the pages walked.
  * tmp has room for nm. */
 static void
-mates_settle(const struct segment *t, const uint64_t *hashes,
-    unsigned char *isnew, struct mate *m, struct mate *tmp, size_t nm,
+mates_settle(const struct segment *t, const unsigned char *buf,
+    uint64_t first, const uint64_t *hashes, unsigned char *res,
+    unsigned char covered, struct mate *m, struct mate *tmp, size_t nm,
     int sorted)
 {
 	uint64_t mask[BLOCK_BYTES / 8], have[BLOCK_BYTES / 8], missing;
@@ -138,12 +143,15 @@ mates_settle(const struct segment *t, const uint64_t *hashes,
 			madvise((void *)behind, at - behind, MADV_DONTNEED);
 			behind = at;
 		}
+		if (buf != NULL)
+			words = (const uint64_t *)(const void *)(buf +
+			    (m[i].block - first) * BLOCK_BYTES);
 		missing = 0;
 		for (w = 0; w < BLOCK_BYTES / 8; w++)
 			missing |= mask[w] & ~(have[w] |
 			    __atomic_load_n(&words[w], __ATOMIC_RELAXED));
 		if (missing == 0)
-			isnew[m[i].key] = 0;
+			res[m[i].key] = covered;
 		for (w = 0; w < BLOCK_BYTES / 8; w++)
 			have[w] |= mask[w];
 	}
@@ -151,6 +159,30 @@ mates_settle(const struct segment *t, const uint64_t *hashes,
 	if (behind != 0)
 		madvise((void *)behind, at - behind + PAGE_BYTES,
 		    MADV_DONTNEED);
+}
+
+/* Keeps of the nm mates, in chunk order, those whose block's bit in a
+ * bitmap another has too (the others are alone in their block), and
+ * returns how many. */
+static size_t
+mates_sharing(struct mate *m, size_t nm)
+{
+	uint64_t once[MATES_WORDS], twice[MATES_WORDS], x;
+	size_t i, j;
+
+	memset(once, 0, sizeof once);
+	memset(twice, 0, sizeof twice);
+	for (j = 0; j < nm; j++) {
+		x = m[j].bit = mates_bit(m[j].block);
+		twice[x >> 6] |= once[x >> 6] & (uint64_t)1 << (x & 63);
+		once[x >> 6] |= (uint64_t)1 << (x & 63);
+	}
+	for (i = j = 0; j < nm; j++) {
+		x = m[j].bit;
+		m[i] = m[j];
+		i += twice[x >> 6] >> (x & 63) & 1;
+	}
+	return i;
 }
 
 /*
@@ -187,7 +219,6 @@ mates_chunk(const struct segment *t, const uint64_t *hashes,
     unsigned char *isnew, size_t n, const unsigned char *marked,
     unsigned char flag, int sorted)
 {
-	uint64_t once[MATES_WORDS], twice[MATES_WORDS], x;
 	struct mate *m;
 	size_t i, j, nm = 0;
 
@@ -210,7 +241,8 @@ mates_chunk(const struct segment *t, const uint64_t *hashes,
 				m[j].bit = mates_bit(m[j].block);
 				m[j++].key = (uint32_t)i;
 			}
-		mates_settle(t, hashes, isnew, m, m + nm, j, sorted);
+		mates_settle(t, NULL, 0, hashes, isnew, 0, m, m + nm, j,
+		    sorted);
 		free(m);
 		return 0;
 	}
@@ -219,19 +251,80 @@ mates_chunk(const struct segment *t, const uint64_t *hashes,
 		m[j].key = (uint32_t)i;
 		j += isnew[i] == 1;
 	}
-	memset(once, 0, sizeof once);
-	memset(twice, 0, sizeof twice);
+	mates_settle(t, NULL, 0, hashes, isnew, 0, m, m + nm,
+	    mates_sharing(m, nm), sorted);
+	free(m);
+	return 0;
+}
+
+/*
+ * Keeps of the nm mates, in chunk order, those that share their block
+ * with another, exactly: a bitmap of one bit per block of the span
+ * blocks from lo on that holds them all.  The keys of a sorted pass's
+ * window lie in such a run, and are too many for mates_sharing's bitmap,
+ * which they would fill (16 keys a bit at 1 M): nearly every key would
+ * be sorted and looked up.  Returns how many are kept, or SIZE_MAX if
+ * there is no memory for the bitmap.
+ */
+static size_t
+mates_sharing_in(struct mate *m, size_t nm, uint64_t lo, uint64_t span)
+{
+	size_t words = (size_t)((span + 63) / 64), i, j;
+	uint64_t *once = calloc(2 * words, sizeof once[0]), *twice, x;
+
+	if (once == NULL)
+		return SIZE_MAX;
+	twice = once + words;
 	for (j = 0; j < nm; j++) {
-		x = m[j].bit = mates_bit(m[j].block);
+		m[j].bit = mates_bit(m[j].block);
+		x = m[j].block - lo;
 		twice[x >> 6] |= once[x >> 6] & (uint64_t)1 << (x & 63);
 		once[x >> 6] |= (uint64_t)1 << (x & 63);
 	}
 	for (i = j = 0; j < nm; j++) {
-		x = m[j].bit;
+		x = m[j].block - lo;
 		m[i] = m[j];
 		i += twice[x >> 6] >> (x & 63) & 1;
 	}
-	mates_settle(t, hashes, isnew, m, m + nm, i, sorted);
-	free(m);
+	free(once);
+	return i;
+}
+
+/* Key j of a list: idx[j], or j if idx is NULL. */
+#define LISTED(j)	(idx != NULL ? idx[j] : (uint32_t)(j))
+
+int
+mates_list(const struct segment *t, const unsigned char *buf,
+    uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
+    unsigned char *found)
+{
+	struct mate *mt;
+	size_t j, nm = 0, sharing;
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	for (j = 0; j < m; j++)
+		nm += found[LISTED(j)] == 0;
+	if (nm < 2)
+		return 0;
+	if ((mt = malloc(2 * nm * sizeof mt[0])) == NULL)
+		return -1;
+	for (j = nm = 0; j < m; j++) {
+		mt[nm].block = block_index(t, hashes[LISTED(j)]);
+		mt[nm].key = LISTED(j);
+		nm += found[LISTED(j)] == 0;
+	}
+	for (j = 0; j < nm; j++) {
+		lo = mt[j].block < lo ? mt[j].block : lo;
+		hi = mt[j].block > hi ? mt[j].block : hi;
+	}
+	sharing = hi - lo < MATES_SPAN_MAX ? mates_sharing_in(mt, nm, lo,
+	    hi - lo + 1) : mates_sharing(mt, nm);
+	if (sharing == SIZE_MAX) {
+		free(mt);
+		return -1;
+	}
+	mates_settle(t, buf, first, hashes, found, 1, mt, mt + nm, sharing,
+	    0);
+	free(mt);
 	return 0;
 }
