@@ -361,19 +361,25 @@ apbf_too_big(const char *path, const struct bloom_spec *spec,
 }
 
 /*
- * Prints what create would make of spec if dry_run; else refuses a filter
- * larger than the free space where it would go, before anything is
- * allocated.  Returns 1 if done (a dry run), 0 to go on, or -1.
+ * Settles the layout of spec, a window given none (plan_window_layout);
+ * prints what create would make of spec, and for a window why it has its
+ * layout, if dry_run; else refuses a filter larger than the free space
+ * where it would go, before anything is allocated.  Returns 1 if done (a
+ * dry run), 0 to go on, or -1.
  */
 static int
-check_plan(const char *path, const struct bloom_spec *spec, int dry_run)
+check_plan(const char *path, struct bloom_spec *spec, int dry_run)
 {
 	static struct bloom_header h;
+	struct plan_layout chosen;
 	char need[32], have[32];
 	uint64_t free_bytes;
 	FILE *report;
 	int s;
 
+	if (spec->mode == MODE_WINDOW &&
+	    plan_window_layout(spec, &chosen) == BLOOM_OK)
+		spec->layout = chosen.layout;
 	if ((s = plan_filter(spec, &h)) != BLOOM_OK) {
 		if (!dry_run)
 			return 0;	/* create_filter says why */
@@ -393,7 +399,8 @@ check_plan(const char *path, const struct bloom_spec *spec, int dry_run)
 	}
 	if (dry_run) {
 		report = report_open();
-		report_plan(report, path, &h);
+		report_plan(report, path, &h, spec->mode == MODE_WINDOW ?
+		    &chosen : NULL);
 		return report_close(report) == -1 ? -1 : 1;
 	}
 	if (bloom_free_space(path, &free_bytes) == 0 &&
@@ -443,7 +450,7 @@ create_slice(const char *path, struct bloom_spec *spec, uint32_t slice,
 	}
 	if (dry_run) {
 		report = report_open();
-		report_plan(report, path, &h);
+		report_plan(report, path, &h, NULL);
 		return report_close(report) == -1 ? EXIT_TROUBLE : 0;
 	}
 	if (bloom_free_space(path, &free_bytes) == 0 &&
