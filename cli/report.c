@@ -414,9 +414,9 @@ print_layout_reason(FILE *fp, const struct bloom_header *h,
 		    apbf, apbf / blocked, PLAN_APBF_DEFAULT_ROOM);
 		break;
 	default:
-		fprintf(fp, ": blocked takes %.1f bits a line; apbf cannot keep "
-		    "that rate in a group's %u slots\n", blocked,
-		    APBF_SLOTS_MAX);
+		fprintf(fp, ": blocked takes %.1f bits a line; apbf cannot be "
+		    "made for it (more than %" PRIu64 " TiB)\n", blocked,
+		    FORMAT_FILE_MAX >> 40);
 		break;
 	}
 }

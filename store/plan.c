@@ -366,7 +366,6 @@ plan_window_layout(const struct bloom_spec *spec, struct plan_layout *c)
 {
 	static struct bloom_header h;
 	struct bloom_spec alt = *spec;
-	struct apbf_params a;
 	int s;
 
 	memset(c, 0, sizeof *c);
@@ -381,16 +380,13 @@ plan_window_layout(const struct bloom_spec *spec, struct plan_layout *c)
 		return s;
 	c->blocked_bytes = h.file_size;
 	/* Near 64 generations, and at low rates, few hashes fit in a
-	 * group's 64 slots: the array grows to keep the rate, or no count
-	 * keeps it. */
-	c->reason = PLAN_LAYOUT_APBF_RATE;
-	if (params_apbf_size(spec->first.capacity, spec->first.target_fpr,
-	    spec->generations, &a) == -1 && errno != EFBIG)
-		return BLOOM_OK;
-	c->reason = PLAN_LAYOUT_APBF_ROOM;
+	 * group's 64 slots: the array grows to keep the rate, past a file's
+	 * bytes if the window is big. */
+	c->reason = PLAN_LAYOUT_APBF_NONE;
 	alt.layout = LAYOUT_APBF;
 	if (plan_filter(&alt, &h) != BLOOM_OK)
 		return BLOOM_OK;
+	c->reason = PLAN_LAYOUT_APBF_ROOM;
 	c->apbf_bytes = h.file_size;
 	if ((double)c->apbf_bytes <= PLAN_APBF_DEFAULT_ROOM *
 	    (double)c->blocked_bytes) {

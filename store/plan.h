@@ -65,15 +65,16 @@ enum plan_layout_reason {
 				 * times the blocked layout's room */
 	PLAN_LAYOUT_APBF_ROOM,	/* default: blocked, the age-partitioned
 				 * one would take more */
-	PLAN_LAYOUT_APBF_RATE	/* default: blocked, no count of hashes
-				 * keeps the rate in a group's slots */
+	PLAN_LAYOUT_APBF_NONE	/* default: blocked, the age-partitioned
+				 * one cannot be made (past a file's
+				 * bytes: few hashes fit in its groups) */
 };
 
 /* The layout a window gets, and why. */
 struct plan_layout {
 	uint32_t layout;	/* LAYOUT_APBF or LAYOUT_BLOCKED512 */
 	enum plan_layout_reason reason;
-	uint64_t blocked_bytes;	/* default: the file in each layout; */
+	uint64_t blocked_bytes;	/* default: the file in each layout, */
 	uint64_t apbf_bytes;	/* 0 if it cannot be made */
 };
 
