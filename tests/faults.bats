@@ -397,9 +397,9 @@ segment_state() {
 @test "a window at its last generation (2^62): add and rotate refuse, no spin" {
 	# --max-size the starting size: a generation that fills cannot grow,
 	# only close.
-	size=$(bloom create --dry-run --generations 4 -n 1000 --seed 2 w.bf |
+	size=$(bloom create --dry-run --generations 4 --layout blocked -n 1000 --seed 2 w.bf |
 		awk '$1 == "bytes:" { print $2 }')
-	bloom create --generations 4 -n 1000 --max-size "$size" --seed 2 w.bf
+	bloom create --generations 4 --layout blocked -n 1000 --max-size "$size" --seed 2 w.bf
 	# The generation field is outside the checksum: 2^62, the cap.
 	put w.bf 144 "$(le 8 0x4000000000000000)"
 	keys 2000 >in
@@ -414,7 +414,7 @@ segment_state() {
 }
 
 @test "a window at its last generation (2^62) grows rather than fails while it may" {
-	bloom create --generations 4 -n 1000 --seed 2 w.bf
+	bloom create --generations 4 --layout blocked -n 1000 --seed 2 w.bf
 	put w.bf 144 "$(le 8 0x4000000000000000)"
 	keys 2000 >in
 	run -0 --separate-stderr timeout 20 bloom add w.bf in
