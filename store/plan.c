@@ -4,6 +4,7 @@
  * filter's array from two of its capacity, rate and size, rounded for the
  * slices it may be cut into; the header and segment table create writes
  * for each mode; a growable filter's next segments and a window's
+ * generations and extra entries, which the segment list asks for as it
  * grows; a slice of a fixed filter; the layout a window gets without
  * --layout; and the limits a plan must keep.
  * Pure: nothing here opens, maps or prints.
