@@ -302,7 +302,7 @@ segment_state() {
 	}
 	int fallocate64(int, int, off_t, off_t) __attribute__((alias("fallocate")));
 	EOF
-	bloom create --generations 4 -n 30000 --seed 6 w.bf
+	bloom create --generations 4 --layout blocked -n 30000 --seed 6 w.bf
 	keys 1000 a- | bloom add w.bf
 	bloom rotate w.bf
 	keys 1000 b- | bloom add w.bf
@@ -351,7 +351,7 @@ segment_state() {
 @test "power cut after a rotation of a 64-generation window: the table's second page alone on disk is no damage" {
 	need_root
 	ext4 mnt 128M
-	bloom create --generations 64 -n 63000 --seed 6 mnt/w.bf
+	bloom create --generations 64 --layout blocked -n 63000 --seed 6 mnt/w.bf
 	local i
 	for i in $(seq 10); do
 		bloom rotate mnt/w.bf
@@ -452,7 +452,7 @@ segment_state() {
 		return real(addr, len, advice);
 	}
 	EOF
-	bloom create --generations 4 -n 30000 --seed 5 t.bf
+	bloom create --generations 4 --layout blocked -n 30000 --seed 5 t.bf
 	bloom create --like t.bf s.bf
 	keys 1000 old- >old
 	bloom add t.bf old
