@@ -131,9 +131,12 @@ old_and_new() {
 	[ "$(stats_field layout old.bf)" = "blocked512 (512-bit blocks)" ]
 }
 
-@test "create --like a window of the old default makes a blocked window" {
+@test "create --like a window of the old default makes a blocked window it merges with" {
 	cp "$root/tests/data/window-old-default.bf" old.bf
 	bloom create --like old.bf like.bf
 	[ "$(stats_field layout like.bf)" = "blocked512 (512-bit blocks)" ]
 	[ "$(stats_field generations like.bf)" = 4 ]
+	# At its generation: the two merge, as windows made alike do.
+	run -0 bloom merge like.bf old.bf
+	[ "$(bloom check -c like.bf <(awk 'BEGIN { for (i = 1; i <= 500; i++) print "k" i }'))" -eq 500 ]
 }
