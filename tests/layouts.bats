@@ -131,6 +131,26 @@ old_and_new() {
 	[ "$(stats_field layout old.bf)" = "blocked512 (512-bit blocks)" ]
 }
 
+@test "create without --layout leaves a window of the old default as it is, as a daily job reruns it" {
+	cp "$root/tests/data/window-old-default.bf" old.bf
+	cp old.bf kept.bf
+	# The options it was made with, which now plan apbf: still the window
+	# asked for, so create leaves it and exits 0.
+	[ "$(bloom create --dry-run --generations 4 -n 1000 -p 0.01 --seed 11 x.bf | sed -n 's/^layout: //p')" = "apbf (age-partitioned: 8 slots of 128 bits in 1024-bit groups; the generations share one array)" ]
+	run -0 --separate-stderr bloom create --generations 4 -n 1000 -p 0.01 --seed 11 old.bf
+	[ "$stderr" = "" ]
+	cmp old.bf kept.bf
+	# A layout named is a layout asked for.
+	run -2 --separate-stderr bloom create --generations 4 --layout apbf -n 1000 -p 0.01 --seed 11 old.bf
+	[ "$stderr" = "bloom: old.bf: exists and differs: --layout blocked, not apbf (use -f to replace it, losing its lines)" ]
+	run -0 bloom create --generations 4 --layout blocked -n 1000 -p 0.01 --seed 11 old.bf
+	cmp old.bf kept.bf
+	# Whatever else differs still does.
+	run -2 --separate-stderr bloom create --generations 4 -n 2000 -p 0.01 --seed 11 old.bf
+	[ "$stderr" = "bloom: old.bf: exists and differs: -n 1000, not 2000 (use -f to replace it, losing its lines)" ]
+	cmp old.bf kept.bf
+}
+
 @test "create --like a window of the old default makes a blocked window it merges with" {
 	cp "$root/tests/data/window-old-default.bf" old.bf
 	bloom create --like old.bf like.bf
