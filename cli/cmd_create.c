@@ -190,12 +190,14 @@ task_slice(const char *path, uint32_t slices, uint32_t *slice)
 /*
  * Writes into msg, if the filter have was not made as want plans, the
  * first parameter that differs, as the option that sets it, with both
- * values.  The seed counts only if given (seeded).  Returns 1 if one
- * differs, else 0.
+ * values.  The seed counts only if given (seeded), and a window's layout
+ * only if --layout named it (layout_given): a window made before the
+ * default layout changed is the one asked for (store/plan.c).  Returns 1
+ * if one differs, else 0.
  */
 static int
 differs(char *msg, size_t size, const struct bloom_header *have,
-    const struct bloom_header *want, int seeded)
+    const struct bloom_header *want, int seeded, int layout_given)
 {
 	static const char *const mode[] = { "fixed", "growable", "window" };
 	const struct segment_info *h = &have->seg[0], *w = &want->seg[0];
@@ -209,7 +211,7 @@ differs(char *msg, size_t size, const struct bloom_header *have,
 	    want->mode <= MODE_WINDOW)
 		return snprintf(msg, size, "a %s filter, not a %s one",
 		    mode[have->mode], mode[want->mode]) > 0;
-	if (have->layout != want->layout)
+	if (have->layout != want->layout && layout_given)
 		return snprintf(msg, size, "--layout %s, not %s",
 		    have->layout == LAYOUT_APBF ? "apbf" : "blocked",
 		    want->layout == LAYOUT_APBF ? "apbf" : "blocked") > 0;
@@ -256,7 +258,7 @@ differs(char *msg, size_t size, const struct bloom_header *have,
  */
 static int
 exists_as_planned(const char *path, const struct bloom_header *want,
-    int seeded)
+    int seeded, int layout_given)
 {
 	struct bloom *b;
 	struct bloom_header h;
@@ -268,7 +270,8 @@ exists_as_planned(const char *path, const struct bloom_header *want,
 	if (stat(path, &st) == -1 || !S_ISREG(st.st_mode) ||
 	    bloom_open(&b, path, 0, tell_open_waits, &h) != BLOOM_OK)
 		return 0;
-	other = differs(what, sizeof what, bloom_header(b), want, seeded);
+	other = differs(what, sizeof what, bloom_header(b), want, seeded,
+	    layout_given);
 	bloom_close(b);
 	if (!other)
 		return 1;
@@ -288,7 +291,7 @@ exists_as_asked(const char *path, const struct bloom_spec *spec,
 	if (plan_filter(spec, &h) != BLOOM_OK || (slices != 0 &&
 	    plan_slice(&h, slice, slices) != BLOOM_OK))
 		return 0;
-	return exists_as_planned(path, &h, seeded);
+	return exists_as_planned(path, &h, seeded, spec->layout != 0);
 }
 
 /* Creates path like the filter at template, or slice slice of slices of
@@ -328,7 +331,7 @@ create_like(const char *path, const char *template, uint32_t slice,
 		    bloom_strerror(s));
 		return EXIT_TROUBLE;
 	}
-	if (!force && (s = exists_as_planned(path, &h, 1)) != 0)
+	if (!force && (s = exists_as_planned(path, &h, 1, 1)) != 0)
 		return s == 1 ? 0 : EXIT_TROUBLE;
 	s = bloom_create_header(path, &h, force, tell_create_waits);
 	if (s != BLOOM_OK) {
@@ -361,19 +364,25 @@ apbf_too_big(const char *path, const struct bloom_spec *spec,
 }
 
 /*
- * Prints what create would make of spec if dry_run; else refuses a filter
- * larger than the free space where it would go, before anything is
- * allocated.  Returns 1 if done (a dry run), 0 to go on, or -1.
+ * Settles the layout of spec, a window given none (plan_window_layout);
+ * prints what create would make of spec, and for a window why it has its
+ * layout, if dry_run; else refuses a filter larger than the free space
+ * where it would go, before anything is allocated.  Returns 1 if done (a
+ * dry run), 0 to go on, or -1.
  */
 static int
-check_plan(const char *path, const struct bloom_spec *spec, int dry_run)
+check_plan(const char *path, struct bloom_spec *spec, int dry_run)
 {
 	static struct bloom_header h;
+	struct plan_layout chosen;
 	char need[32], have[32];
 	uint64_t free_bytes;
 	FILE *report;
 	int s;
 
+	if (spec->mode == MODE_WINDOW &&
+	    plan_window_layout(spec, &chosen) == BLOOM_OK)
+		spec->layout = chosen.layout;
 	if ((s = plan_filter(spec, &h)) != BLOOM_OK) {
 		if (!dry_run)
 			return 0;	/* create_filter says why */
@@ -393,7 +402,8 @@ check_plan(const char *path, const struct bloom_spec *spec, int dry_run)
 	}
 	if (dry_run) {
 		report = report_open();
-		report_plan(report, path, &h);
+		report_plan(report, path, &h, spec->mode == MODE_WINDOW ?
+		    &chosen : NULL);
 		return report_close(report) == -1 ? -1 : 1;
 	}
 	if (bloom_free_space(path, &free_bytes) == 0 &&
@@ -443,7 +453,7 @@ create_slice(const char *path, struct bloom_spec *spec, uint32_t slice,
 	}
 	if (dry_run) {
 		report = report_open();
-		report_plan(report, path, &h);
+		report_plan(report, path, &h, NULL);
 		return report_close(report) == -1 ? EXIT_TROUBLE : 0;
 	}
 	if (bloom_free_space(path, &free_bytes) == 0 &&

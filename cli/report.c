@@ -381,8 +381,49 @@ print_planned(FILE *fp, const char *lead, const struct segment_info *s)
 	    ", fpr %.3g\n", s->nblocks, s->hashes, s->capacity, s->target_fpr);
 }
 
+/* Writes why a window has its layout: named by --layout, or the
+ * default's rule (plan_window_layout) with the bits a line of -n each
+ * layout would take. */
+static void
+print_layout_reason(FILE *fp, const struct bloom_header *h,
+    const struct plan_layout *chosen)
+{
+	double blocked = (double)chosen->blocked_bytes * 8.0 /
+	    (double)h->capacity;
+	double apbf = (double)chosen->apbf_bytes * 8.0 / (double)h->capacity;
+
+	fputs("layout_reason: ", fp);
+	if (chosen->reason == PLAN_LAYOUT_GIVEN) {
+		fprintf(fp, "--layout %s\n", h->layout == LAYOUT_APBF ?
+		    "apbf" : "blocked");
+		return;
+	}
+	fprintf(fp, "the default for %" PRIu32 " generations at fpr ",
+	    h->slots);
+	print_rate(fp, h->target_fpr);
+	switch (chosen->reason) {
+	case PLAN_LAYOUT_APBF_FITS:
+		fprintf(fp, ": apbf takes %.1f bits a line, %.2f times "
+		    "blocked's %.1f (at most %.2f), and tests every generation "
+		    "of a line in one read\n", apbf, apbf / blocked, blocked,
+		    PLAN_APBF_DEFAULT_ROOM);
+		break;
+	case PLAN_LAYOUT_APBF_ROOM:
+		fprintf(fp, ": blocked takes %.1f bits a line; apbf would take "
+		    "%.1f, %.2f times as many (more than %.2f)\n", blocked,
+		    apbf, apbf / blocked, PLAN_APBF_DEFAULT_ROOM);
+		break;
+	default:
+		fprintf(fp, ": blocked takes %.1f bits a line; apbf cannot be "
+		    "made for it (more than %" PRIu64 " TiB)\n", blocked,
+		    FORMAT_FILE_MAX >> 40);
+		break;
+	}
+}
+
 void
-report_plan(FILE *fp, const char *path, const struct bloom_header *h)
+report_plan(FILE *fp, const char *path, const struct bloom_header *h,
+    const struct plan_layout *chosen)
 {
 	struct segment_info next;
 	uint64_t offset, blocks = 0;
@@ -401,6 +442,10 @@ report_plan(FILE *fp, const char *path, const struct bloom_header *h)
 		    "bits in 1024-bit groups; the generations share one "
 		    "array)\n", h->seg[0].hashes + h->slots - 1,
 		    APBF_GROUP_BITS / (h->seg[0].hashes + h->slots - 1));
+	else if (h->mode == MODE_WINDOW)
+		fputs("layout: blocked512 (512-bit blocks)\n", fp);
+	if (chosen != NULL && h->mode == MODE_WINDOW)
+		print_layout_reason(fp, h, chosen);
 	if (h->slices != 0)
 		fprintf(fp, "slice: %" PRIu32 "/%" PRIu32 " (blocks %" PRIu64
 		    " to %" PRIu64 " of %" PRIu64 ")\n", h->slice, h->slices,

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "store/format.h"
+#include "store/plan.h"
 #include "filter/stats.h"
 
 /* Opens a report for stdout (stats, create --dry-run, check -c's count):
@@ -33,8 +34,10 @@ void report_stats_json(FILE *fp, const char *path,
 
 /* Writes what create would make of the planned header h for path:
  * bytes, blocks, hashes, capacity, rate, and the segments of a growable
- * or windowed filter (for a growable one, the next few too). */
-void report_plan(FILE *fp, const char *path, const struct bloom_header *h);
+ * or windowed filter (for a growable one, the next few too); for a
+ * window, its layout and why, from chosen. */
+void report_plan(FILE *fp, const char *path, const struct bloom_header *h,
+    const struct plan_layout *chosen);
 
 /* Writes bytes into buf (size bytes) in 1024-based units, as "1.5 GiB"
  * or "512 B", and returns buf. */

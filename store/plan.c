@@ -5,7 +5,8 @@
  * slices it may be cut into; the header and segment table create writes
  * for each mode; a growable filter's next segments and a window's
  * generations and extra entries, which the segment list asks for as it
- * grows; a slice of a fixed filter; and the limits a plan must keep.
+ * grows; a slice of a fixed filter; the layout a window gets without
+ * --layout; and the limits a plan must keep.
  * Pure: nothing here opens, maps or prints.
  */
 #include <errno.h>
@@ -164,15 +165,19 @@ plan_segment(const struct bloom_header *h, unsigned i, uint64_t offset,
 int
 plan_filter(const struct bloom_spec *spec, struct bloom_header *h)
 {
+	struct plan_layout chosen;
 	uint64_t offset;
 	unsigned i, made;
 	int s;
 
+	chosen.layout = LAYOUT_BLOCKED512;
+	if (spec->mode == MODE_WINDOW &&
+	    (s = plan_window_layout(spec, &chosen)) != BLOOM_OK)
+		return s;
 	memset(h, 0, sizeof *h);
 	h->version = FORMAT_V2;
 	h->header_size = V2_HEADER_SIZE;
-	h->layout = spec->mode == MODE_WINDOW && spec->layout == LAYOUT_APBF ?
-	    LAYOUT_APBF : LAYOUT_BLOCKED512;
+	h->layout = chosen.layout;
 	h->hash_id = HASH_XXH3_64;
 	h->seed = spec->seed;
 	h->mode = spec->mode;
@@ -353,6 +358,43 @@ plan_fold(struct bloom_header *h, const uint64_t *by)
 	 * are its share of the whole's, both divided by the factor. */
 	if (h->slices != 0)
 		h->whole_nblocks /= by[0];
+}
+
+/* ==== The layout of a window ==== */
+
+int
+plan_window_layout(const struct bloom_spec *spec, struct plan_layout *c)
+{
+	static struct bloom_header h;
+	struct bloom_spec alt = *spec;
+	int s;
+
+	memset(c, 0, sizeof *c);
+	if (spec->layout != 0) {
+		c->layout = spec->layout;
+		c->reason = PLAN_LAYOUT_GIVEN;
+		return BLOOM_OK;
+	}
+	c->layout = LAYOUT_BLOCKED512;
+	alt.layout = LAYOUT_BLOCKED512;
+	if ((s = plan_filter(&alt, &h)) != BLOOM_OK)
+		return s;
+	c->blocked_bytes = h.file_size;
+	/* Near 64 generations, and at low rates, few hashes fit in a
+	 * group's 64 slots: the array grows to keep the rate, past a file's
+	 * bytes if the window is big. */
+	c->reason = PLAN_LAYOUT_APBF_NONE;
+	alt.layout = LAYOUT_APBF;
+	if (plan_filter(&alt, &h) != BLOOM_OK)
+		return BLOOM_OK;
+	c->reason = PLAN_LAYOUT_APBF_ROOM;
+	c->apbf_bytes = h.file_size;
+	if ((double)c->apbf_bytes <= PLAN_APBF_DEFAULT_ROOM *
+	    (double)c->blocked_bytes) {
+		c->layout = LAYOUT_APBF;
+		c->reason = PLAN_LAYOUT_APBF_FITS;
+	}
+	return BLOOM_OK;
 }
 
 /* ==== Slices ==== */

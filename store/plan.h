@@ -16,6 +16,8 @@
 #define PLAN_DERIVED_FPR_MAX	0.5	/* -s with -n: the rate we accept */
 #define PLAN_APBF_ROOM_MAX	3	/* times the blocked layout's room an
 					 * age-partitioned window may take */
+#define PLAN_APBF_DEFAULT_ROOM	1.75	/* ... and takes by default, at most
+					 * (bench/README.md, "the default") */
 
 /* What a v2 create makes: the header fields of the mode, and the first
  * segment's sizing for a fixed filter. */
@@ -27,8 +29,9 @@ struct bloom_spec {
 				 * the filter's rate */
 	double growth;		/* grow: capacity factor F */
 	unsigned generations;	/* window: G */
-	uint32_t layout;	/* window: LAYOUT_APBF for the
-				 * age-partitioned layout; else blocked */
+	uint32_t layout;	/* window: LAYOUT_APBF or
+				 * LAYOUT_BLOCKED512; 0 for the default,
+				 * plan_window_layout's choice */
 	uint64_t window_ms;	/* window: length, 0 if rotated by hand */
 	uint64_t max_bytes;	/* window: bytes its file may grow to as
 				 * generations grow; 0 for no limit */
@@ -53,6 +56,34 @@ enum plan_array_refusal {
  * Returns PLAN_ARRAY_OK or why not. */
 enum plan_array_refusal plan_array(struct params *p, enum solve_for what,
     uint32_t cut);
+
+/* Why a window has the layout it has. */
+enum plan_layout_reason {
+	PLAN_LAYOUT_GIVEN,	/* create --layout */
+	PLAN_LAYOUT_APBF_FITS,	/* default: the age-partitioned layout
+				 * takes at most PLAN_APBF_DEFAULT_ROOM
+				 * times the blocked layout's room */
+	PLAN_LAYOUT_APBF_ROOM,	/* default: blocked, the age-partitioned
+				 * one would take more */
+	PLAN_LAYOUT_APBF_NONE	/* default: blocked, the age-partitioned
+				 * one cannot be made (past a file's
+				 * bytes: few hashes fit in its groups) */
+};
+
+/* The layout a window gets, and why. */
+struct plan_layout {
+	uint32_t layout;	/* LAYOUT_APBF or LAYOUT_BLOCKED512 */
+	enum plan_layout_reason reason;
+	uint64_t blocked_bytes;	/* default: the file in each layout, */
+	uint64_t apbf_bytes;	/* 0 if it cannot be made */
+};
+
+/* Chooses the layout of spec, a window: the one it names, or by default
+ * the age-partitioned layout, which tests every generation of a line in
+ * two cache lines, wherever it takes at most PLAN_APBF_DEFAULT_ROOM times
+ * the blocked layout's room, and the blocked one elsewhere.  Returns
+ * BLOOM_OK, or BLOOM_ETOOBIG if the blocked window cannot be made. */
+int plan_window_layout(const struct bloom_spec *spec, struct plan_layout *c);
 
 /* Computes the header and segment table that create makes for spec, into
  * h (h->file_size is the file's size).  Returns BLOOM_OK, or BLOOM_ETOOBIG

@@ -272,7 +272,7 @@ bits_per_line() {
 	bloom create --like w.bf v.bf
 	[ "$(stats_field layout v.bf)" = "$(stats_field layout w.bf)" ]
 	row 0 "" "" merge w.bf v.bf
-	bloom create --seed 42 --generations 4 -n 1000 b.bf
+	bloom create --seed 42 --generations 4 --layout blocked -n 1000 b.bf
 	row 2 "" "bloom: b.bf: layout differs from w.bf's (blocked here, apbf there)" \
 		merge w.bf b.bf
 	row 0 "" "" fold w.bf out.bf

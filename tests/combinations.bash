@@ -75,7 +75,7 @@ holds_grow() { cat "$2"; }
 generations_grow() { :; }
 
 make_window() {
-	bloom create --seed 11 --generations 3 -n 60000 -p $RATE "$1.bf"
+	bloom create --seed 11 --generations 3 --layout blocked -n 60000 -p $RATE "$1.bf"
 }
 members_window() { echo "$1.bf"; }
 holds_window() { cat "$2"; }
@@ -92,7 +92,7 @@ generations_apbf() { echo 3; }
 # Windows that remember a line from its first add (create --no-renew): a
 # line seen again is not added again.
 make_window_once() {
-	bloom create --seed 11 --generations 3 -n 60000 -p $RATE --no-renew "$1.bf"
+	bloom create --seed 11 --generations 3 --layout blocked -n 60000 -p $RATE --no-renew "$1.bf"
 }
 members_window_once() { echo "$1.bf"; }
 holds_window_once() { cat "$2"; }
@@ -528,7 +528,7 @@ matrix() {
 # 64 MiB: on the small disk below, their write-back fails.
 big_fixed() { bloom create --seed 3 -s 64M "$1"; }
 big_grow() { bloom create --seed 3 --grow -n 30000000 -p 0.01 "$1"; }
-big_window() { bloom create --seed 3 --generations 2 -n 30000000 -p 0.01 "$1"; }
+big_window() { bloom create --seed 3 --generations 2 --layout blocked -n 30000000 -p 0.01 "$1"; }
 big_apbf() {
 	bloom create --seed 3 --generations 2 -n 30000000 -p 0.01 \
 		--layout apbf "$1"

@@ -93,7 +93,7 @@ refused() {
 	refused "bloom: s.bf: cannot fold a slice without --by: fold every slice of the filter by the same --by n" fold s.bf out.bf
 	[ ! -e out.bf ]
 	# A window whose generation grew into an extra segment.
-	bloom create --seed 1 -n 100 --generations 2 g.bf
+	bloom create --seed 1 -n 100 --generations 2 --layout blocked g.bf
 	keys 1000 | bloom add g.bf 2>/dev/null
 	bloom create --like g.bf h.bf
 	before=$(cksum <h.bf)
@@ -102,7 +102,7 @@ refused() {
 	refused "bloom: g.bf: cannot merge into h.bf: a window whose generations grew past their sizing merges only once those generations have expired" merge h.bf g.bf
 	[ "$(cksum <h.bf)" = "$before" ]
 	# Windows at different generations, filters of different layouts.
-	bloom create --seed 1 -n 1000 --generations 3 v.bf
+	bloom create --seed 1 -n 1000 --generations 3 --layout blocked v.bf
 	bloom create --like v.bf w.bf
 	bloom rotate w.bf
 	before=$(cksum <v.bf)

@@ -325,7 +325,7 @@ print(-(-nblocks // unit) * unit * 512)' "$(stats_field bits fixed.bf)")
 @test "create --generations 4: four equal generations, the first live, none timed" {
 	local p
 
-	run --separate-stderr bloom create --seed 7 --generations 4 -n 3000 f.bf
+	run --separate-stderr bloom create --seed 7 --generations 4 --layout blocked -n 3000 f.bf
 	[ "$status" -eq 0 ]
 	[ "$output" = "" ]
 	[ "$stderr" = "" ]
@@ -369,11 +369,11 @@ segments: 4
 }
 
 @test "create --generations 2 and 64, the fewest and the most" {
-	bloom create --seed 7 --generations 2 -n 1000 -p 0.001 a.bf
+	bloom create --seed 7 --generations 2 --layout blocked -n 1000 -p 0.001 a.bf
 	p=$(python3 -c 'print(repr(1 - 0.999 ** 0.5))')
 	segments_are a.bf "[(True, 17408, 10, 1000, $p), (False, 17408, 10, 1000, $p)]"
 	[ "$(stat -c %s a.bf)" -eq $((4096 + 4096 + 17408 / 8)) ]
-	bloom create --seed 7 --generations 64 -n 1000 b.bf
+	bloom create --seed 7 --generations 64 --layout blocked -n 1000 b.bf
 	# 1000 / 63 lines a generation, rounded up.
 	p=$(python3 -c 'print(repr(1 - 0.99 ** (1 / 64)))')
 	segments_are b.bf "[(True, 512, 15, 16, $p)] + [(False, 512, 15, 16, $p)] * 63"

@@ -302,7 +302,7 @@ segment_state() {
 	}
 	int fallocate64(int, int, off_t, off_t) __attribute__((alias("fallocate")));
 	EOF
-	bloom create --generations 4 -n 30000 --seed 6 w.bf
+	bloom create --generations 4 --layout blocked -n 30000 --seed 6 w.bf
 	keys 1000 a- | bloom add w.bf
 	bloom rotate w.bf
 	keys 1000 b- | bloom add w.bf
@@ -351,7 +351,7 @@ segment_state() {
 @test "power cut after a rotation of a 64-generation window: the table's second page alone on disk is no damage" {
 	need_root
 	ext4 mnt 128M
-	bloom create --generations 64 -n 63000 --seed 6 mnt/w.bf
+	bloom create --generations 64 --layout blocked -n 63000 --seed 6 mnt/w.bf
 	local i
 	for i in $(seq 10); do
 		bloom rotate mnt/w.bf
@@ -397,9 +397,9 @@ segment_state() {
 @test "a window at its last generation (2^62): add and rotate refuse, no spin" {
 	# --max-size the starting size: a generation that fills cannot grow,
 	# only close.
-	size=$(bloom create --dry-run --generations 4 -n 1000 --seed 2 w.bf |
+	size=$(bloom create --dry-run --generations 4 --layout blocked -n 1000 --seed 2 w.bf |
 		awk '$1 == "bytes:" { print $2 }')
-	bloom create --generations 4 -n 1000 --max-size "$size" --seed 2 w.bf
+	bloom create --generations 4 --layout blocked -n 1000 --max-size "$size" --seed 2 w.bf
 	# The generation field is outside the checksum: 2^62, the cap.
 	put w.bf 144 "$(le 8 0x4000000000000000)"
 	keys 2000 >in
@@ -414,7 +414,7 @@ segment_state() {
 }
 
 @test "a window at its last generation (2^62) grows rather than fails while it may" {
-	bloom create --generations 4 -n 1000 --seed 2 w.bf
+	bloom create --generations 4 --layout blocked -n 1000 --seed 2 w.bf
 	put w.bf 144 "$(le 8 0x4000000000000000)"
 	keys 2000 >in
 	run -0 --separate-stderr timeout 20 bloom add w.bf in
@@ -452,7 +452,7 @@ segment_state() {
 		return real(addr, len, advice);
 	}
 	EOF
-	bloom create --generations 4 -n 30000 --seed 5 t.bf
+	bloom create --generations 4 --layout blocked -n 30000 --seed 5 t.bf
 	bloom create --like t.bf s.bf
 	keys 1000 old- >old
 	bloom add t.bf old

@@ -148,7 +148,7 @@ print(t["bits"], s["bits"])
 	row 2 "" "bloom: a.bf: cannot fold by 64: the window has $groups groups of 2 blocks, not a multiple of 64" fold --by 64 a.bf out.bf
 	# A window whose generation grew past its sizing: the extra
 	# segment's place is its own; folded once that generation expired.
-	bloom create --seed 1 -n 100 --generations 2 g.bf
+	bloom create --seed 1 -n 100 --generations 2 --layout blocked g.bf
 	keys 1000 | bloom add g.bf 2>/dev/null
 	row 2 "" "bloom: g.bf: cannot fold a window whose generations grew past their sizing until those generations expire (bloom rotate)" fold g.bf out.bf
 	bloom rotate g.bf

@@ -31,7 +31,7 @@ setup_file() {
 		"$bloom" create -n 1000 --seed 42 -p \
 			"$(python3 -c 'print(repr(0.01 * (1 - 0.9)))')" \
 			"$dir/first.bf" &&
-		"$bloom" create --generations 4 -n 1000 -p 0.01 --seed 42 \
+		"$bloom" create --generations 4 --layout blocked -n 1000 -p 0.01 --seed 42 \
 			"$dir/window.bf" &&
 		keys 10 | "$bloom" add "$dir/fixed.bf" &&
 		keys 10 | "$bloom" add "$dir/grow.bf" &&
@@ -233,7 +233,7 @@ now_ms() {
 	zero_at f.bf 8192 1728
 }
 
-# window_layout FILE WINDOW_MS T0 T1: FILE is what create --generations 4
+# window_layout FILE WINDOW_MS T0 T1: FILE is what create --generations 4 --layout blocked
 # -n 1000 -p 0.01 --seed 42 wrote between T0 and T1, with that window.
 window_layout() {
 	local f=$1 i
@@ -278,24 +278,24 @@ window_layout() {
 	zero_at "$f" 4096 576
 }
 
-@test "create --generations 4 -n 1000 -p 0.01 --seed 42: a window, byte for byte" {
+@test "create --generations 4 --layout blocked -n 1000 -p 0.01 --seed 42: a window, byte for byte" {
 	local t0 t1
 
 	need_xxhsum
 	need_hashsum
 	t0=$(now_ms)
-	bloom create --generations 4 -n 1000 -p 0.01 --seed 42 f.bf
+	bloom create --generations 4 --layout blocked -n 1000 -p 0.01 --seed 42 f.bf
 	t1=$(now_ms)
 	window_layout f.bf 0 "$t0" "$t1"
 }
 
-@test "create --generations 4 --window 1h: the window length in ms" {
+@test "create --generations 4 --layout blocked --window 1h: the window length in ms" {
 	local t0 t1
 
 	need_xxhsum
 	need_hashsum
 	t0=$(now_ms)
-	bloom create --generations 4 --window 1h -n 1000 -p 0.01 --seed 42 f.bf
+	bloom create --generations 4 --layout blocked --window 1h -n 1000 -p 0.01 --seed 42 f.bf
 	t1=$(now_ms)
 	window_layout f.bf 3600000 "$t0" "$t1"
 }
@@ -343,7 +343,7 @@ window_layout() {
 
 @test "a window after bloom rotate: the newest generation and the stamps" {
 	need_xxhsum
-	bloom create --generations 4 -n 1000 -p 0.01 --seed 42 f.bf
+	bloom create --generations 4 --layout blocked -n 1000 -p 0.01 --seed 42 f.bf
 	head -c 136 f.bf >before
 	bloom rotate f.bf
 	bloom rotate f.bf

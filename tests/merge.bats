@@ -134,7 +134,7 @@ usage: bloom merge filter source ..." merge a.bf
 	bloom rotate a.bf
 	row 2 "" "bloom: b.bf: current generation differs from a.bf's (1 here, 2 there)" merge a.bf b.bf
 	# And with the same layout.
-	bloom create --generations 3 -n 30000 -p 0.01 --seed 4 c.bf
+	bloom create --generations 3 --layout blocked -n 30000 -p 0.01 --seed 4 c.bf
 	row 2 "" "bloom: c.bf: layout differs from a.bf's (blocked here, apbf there)" merge a.bf c.bf
 }
 

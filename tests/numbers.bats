@@ -143,11 +143,11 @@ window_refused() {
 @test "-s 70TB"		{ s 70TB 1093750000000; }
 @test "-s 71TB refused: over 64T"	{ s_refused 71TB; }
 @test "--max-size 13.12KB is the window's start"	{
-	run -0 bloom create -n 1000 --generations 3 --max-size 13.12KB f.bf
+	run -0 bloom create -n 1000 --generations 3 --layout blocked --max-size 13.12KB f.bf
 	[ "$(stats_field bytes f.bf)" = "13120 (12.8 KiB)" ]
 }
 @test "--max-size 13.119KB is less than the window's start"	{
-	takes 2 "bloom: f.bf: --max-size 13119 (12.8 KiB) is less than the window takes at the start, 13120 bytes (12.8 KiB): no generation could ever widen" create -n 1000 --generations 3 --max-size 13.119KB f.bf
+	takes 2 "bloom: f.bf: --max-size 13119 (12.8 KiB) is less than the window takes at the start, 13120 bytes (12.8 KiB): no generation could ever widen" create -n 1000 --generations 3 --layout blocked --max-size 13.119KB f.bf
 }
 @test "--memory 1GB"	{ run -0 bloom add --memory 1GB f.bf </dev/null; }
 @test "--memory 4.096KB is a page"	{

@@ -43,13 +43,15 @@ target_fpr: 0.01" "" create --dry-run --seed 1 f.bf
 }
 
 @test "create --dry-run of a windowed filter lists its generations" {
-	run --separate-stderr bloom create --dry-run --generations 3 -n 900 w.bf
+	run --separate-stderr bloom create --dry-run --generations 3 --layout blocked -n 900 w.bf
 	[ "$status" -eq 0 ]
-	[ "${lines[7]}" = "generations: 3" ]
-	[ "${lines[8]}" = "renew: yes" ]
-	[ "${lines[9]}" = "segments: 3" ]
-	[[ "${lines[10]}" == "  0: "*" capacity 450, fpr "* ]]
-	[ "${#lines[@]}" -eq 13 ]
+	[ "${lines[2]}" = "layout: blocked512 (512-bit blocks)" ]
+	[ "${lines[3]}" = "layout_reason: --layout blocked" ]
+	[ "${lines[9]}" = "generations: 3" ]
+	[ "${lines[10]}" = "renew: yes" ]
+	[ "${lines[11]}" = "segments: 3" ]
+	[[ "${lines[12]}" == "  0: "*" capacity 450, fpr "* ]]
+	[ "${#lines[@]}" -eq 15 ]
 	[ ! -e w.bf ]
 }
 

@@ -118,7 +118,7 @@ within_capacity() {
 	done
 	# 1.3 MB and 350 KB filters, out of core in 1 MiB and 100 KiB:
 	# sorted batches.
-	bloom create --generations 4 -n 600000 --seed 4 w.bf
+	bloom create --generations 4 --layout blocked -n 600000 --seed 4 w.bf
 	bloom create --grow -n 200000 --seed 4 g.bf
 	for i in 1 2 3 4; do
 		bloom add --memory 1M w.bf "in.$i" 2>/dev/null &

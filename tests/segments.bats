@@ -211,7 +211,7 @@ teardown() {
 }
 
 @test "window: rotate by hand forgets the oldest generation" {
-	bloom create --generations 3 --seed 1 -n 1000 -p 0.01 w.bf
+	bloom create --generations 3 --layout blocked --seed 1 -n 1000 -p 0.01 w.bf
 	run -0 bloom add --new w.bf <(printf 'a\nb\n')
 	[ "$output" = "$(printf 'a\nb')" ]
 	bloom rotate w.bf
@@ -250,7 +250,7 @@ usage: bloom rotate filter" rotate
 @test "window: by time, a line is remembered for the window and forgotten after, even by a read-only check" {
 	# Two generations of 2 s each: a line added now lives at least 2 s
 	# and at most 4 s.
-	bloom create --generations 2 --window 2s --seed 1 -n 1000 -p 0.01 w.bf
+	bloom create --generations 2 --layout blocked --window 2s --seed 1 -n 1000 -p 0.01 w.bf
 	start=$(date +%s.%N)
 	echo x | bloom add w.bf
 	run -0 bloom check -c w.bf <<<x
@@ -314,7 +314,7 @@ generation_reaches() {
 	# Generations of 8/63 s; each fdatasync takes 160 ms, as on a slow
 	# disk: the clock has gone on by the time a rotation ends.  (The add
 	# makes some 60 of them: about 10 s.)
-	bloom create --generations 64 --window 8s --seed 1 -n 100000 w.bf
+	bloom create --generations 64 --layout blocked --window 8s --seed 1 -n 100000 w.bf
 	keys 3000 >in
 	run timeout 120 strace -f -o /dev/null -e trace=fdatasync \
 		-e inject=fdatasync:delay_enter=160000 bloom add w.bf in
@@ -329,7 +329,7 @@ generation_reaches() {
 @test "window: a burst grows the generation instead of forgetting within the window" {
 	# Issue 19's case, scaled down: each of 8 generations holds 3000 / 7
 	# lines, and 2500 distinct lines, each twice, come at once.
-	bloom create --generations 8 --window 7d --seed 1 -n 3000 -p 0.001 w.bf
+	bloom create --generations 8 --layout blocked --window 7d --seed 1 -n 3000 -p 0.001 w.bf
 	{ keys 2500; keys 2500; } | shuf --random-source=<(yes) >in
 	run -0 --separate-stderr bloom add --new w.bf in
 	# No line written twice, none lost but a false positive or two.
@@ -355,7 +355,7 @@ assert [s["capacity"] for s in segs[8:11]] == [429, 858, 1716]
 }
 
 @test "window: grown generations expire with theirs, and their room is given back" {
-	bloom create --generations 3 --seed 1 -n 200 -p 0.01 w.bf
+	bloom create --generations 3 --layout blocked --seed 1 -n 200 -p 0.01 w.bf
 	size=$(stat -c %s w.bf)
 	keys 500 >in
 	bloom add w.bf in 2>/dev/null
@@ -384,7 +384,7 @@ assert [s["capacity"] for s in segs[8:11]] == [429, 858, 1716]
 }
 
 @test "window: an expired extra segment is taken over before the file grows" {
-	bloom create --generations 2 --seed 1 -n 100 -p 0.01 w.bf
+	bloom create --generations 2 --layout blocked --seed 1 -n 100 -p 0.01 w.bf
 	keys 150 a >a
 	bloom add w.bf a 2>/dev/null
 	bloom rotate w.bf
@@ -403,7 +403,7 @@ assert [s["generation"] for s in d["segments"]] == [2, 1, 2], d["segments"]
 @test "window: past --max-size a generation full before its time closes early, with a warning" {
 	# Two generations of 1536 bytes from 4096 and 8192 on, one extra of
 	# 1536 from 12288: a second extra would pass 16K.
-	bloom create --generations 2 --window 1w --max-size 16K --seed 1 -n 100 -p 0.01 w.bf
+	bloom create --generations 2 --layout blocked --window 1w --max-size 16K --seed 1 -n 100 -p 0.01 w.bf
 	run -0 --separate-stderr bloom add --new w.bf <(keys 250)
 	[ "${#lines[@]}" -ge 245 ]
 	[[ "$stderr" == *"bloom: w.bf: warning: a generation filled before its time and took more room"* ]]
@@ -428,17 +428,17 @@ usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
 	[[ "$output" =~ "--max-size takes a size from 1 byte to 128T, such as 64M, not '0'" ]]
 	# Less than the window takes at the start: no generation could
 	# ever widen.  Refused, by a dry run too; nothing is made.
-	row 2 "" "bloom: w.bf: --max-size 1024 (1.0 KiB) is less than the window takes at the start, 13120 bytes (12.8 KiB): no generation could ever widen" create -n 1000 --generations 3 --max-size 1K w.bf
+	row 2 "" "bloom: w.bf: --max-size 1024 (1.0 KiB) is less than the window takes at the start, 13120 bytes (12.8 KiB): no generation could ever widen" create -n 1000 --generations 3 --layout blocked --max-size 1K w.bf
 	[ ! -e w.bf ]
-	row 2 "" "bloom: w.bf: --max-size 1024 (1.0 KiB) is less than the window takes at the start, 13120 bytes (12.8 KiB): no generation could ever widen" create --dry-run -n 1000 --generations 3 --max-size 1K w.bf
+	row 2 "" "bloom: w.bf: --max-size 1024 (1.0 KiB) is less than the window takes at the start, 13120 bytes (12.8 KiB): no generation could ever widen" create --dry-run -n 1000 --generations 3 --layout blocked --max-size 1K w.bf
 	[ ! -e w.bf ]
 	# As much as it takes at the start: made, closing early when full.
-	run -0 bloom create -n 1000 --generations 3 --max-size 13120 w.bf
+	run -0 bloom create -n 1000 --generations 3 --layout blocked --max-size 13120 w.bf
 	[ -e w.bf ]
 }
 
 @test "window: merge refuses a window grown past its sizing; --like makes it as sized" {
-	bloom create --generations 2 --seed 1 -n 100 -p 0.01 w.bf
+	bloom create --generations 2 --layout blocked --seed 1 -n 100 -p 0.01 w.bf
 	bloom create --like w.bf v.bf
 	keys 150 | bloom add w.bf 2>/dev/null
 	run -2 bloom merge v.bf w.bf
@@ -449,7 +449,7 @@ usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
 }
 
 @test "window: once the generation that grew has expired, merge takes its generations' own segments" {
-	bloom create --generations 2 --seed 1 -n 100 -p 0.01 w.bf
+	bloom create --generations 2 --layout blocked --seed 1 -n 100 -p 0.01 w.bf
 	bloom create --like w.bf v.bf
 	keys 150 | bloom add w.bf 2>/dev/null
 	# Expired, its extra segments not yet given back.
@@ -479,7 +479,7 @@ usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
 	# Three generations of an hour.  The target and one source are idle
 	# while the clock starts generation 1: both at generation 1, as
 	# stats says, and merged as such.
-	bloom create --generations 3 --window 2h --seed 1 -n 1000 -p 0.01 t.bf
+	bloom create --generations 3 --layout blocked --window 2h --seed 1 -n 1000 -p 0.01 t.bf
 	bloom create --like t.bf old.bf
 	bloom create --like t.bf new.bf
 	keys 50 old- >old
@@ -515,7 +515,7 @@ usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
 }
 
 @test "window: adds, checks and rotations at once lose no line inside its window" {
-	bloom create --generations 8 --seed 2 -n 2000000 -p 0.01 w.bf
+	bloom create --generations 8 --layout blocked --seed 2 -n 2000000 -p 0.01 w.bf
 	for w in 1 2 3; do
 		keys 40000 "w$w-" >in$w
 	done
@@ -539,7 +539,7 @@ usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
 # burst_window FILE: a window of 2 generations grown past its sizing by a
 # burst, its keys 1 to 1000 in generation 0's own segment.
 burst_window() {
-	bloom create --generations 2 --seed 5 -n 20000 -p 0.01 "$1"
+	bloom create --generations 2 --layout blocked --seed 5 -n 20000 -p 0.01 "$1"
 	seq 1 200000 | bloom add "$1" 2>/dev/null
 	[ "$(json "$1" 'len(d["segments"])')" = 6 ]
 }
@@ -627,7 +627,7 @@ usage: bloom create [-f] [-k hashes] [-n capacity] [-p fpr] [-s size]
 }
 
 @test "window and grow: stats --json describes every segment" {
-	bloom create --generations 4 --window 7d --seed 1 -n 3000 -p 0.01 w.bf
+	bloom create --generations 4 --layout blocked --window 7d --seed 1 -n 3000 -p 0.01 w.bf
 	keys 500 | bloom add w.bf
 	run -0 python3 -c '
 import json, subprocess, sys
@@ -651,7 +651,7 @@ assert d["bits"] == sum(s["bits"] for s in d["segments"] if s["live"])
 @test "window: add --new with generations tested in passes calls new the lines no live generation holds; it and add set them all in the current one" {
 	# Six generations of more than 1 MiB, which a test visits four at a
 	# time, against plain filters of the same size, hashes and keys.
-	bloom create --generations 6 --seed 9 -n 7000000 -p 0.2 w.bf
+	bloom create --generations 6 --layout blocked --seed 9 -n 7000000 -p 0.2 w.bf
 	[ "$(json w.bf 'd["segments"][0]["bits"] // 8 > 1 << 20')" = True ]
 	bytes=$(json w.bf 'd["segments"][0]["bits"] // 8')
 	k=$(json w.bf 'd["segments"][0]["hashes"]')
@@ -697,7 +697,7 @@ assert d["bits"] == sum(s["bits"] for s in d["segments"] if s["live"])
 	# Five generations live, each of its own keys, at a rate where many
 	# absent keys are found: a line is found exactly when one of five
 	# plain filters of the generations' size, hashes and keys has it.
-	bloom create --generations 5 --seed 9 -n 4000 -p 0.2 w.bf
+	bloom create --generations 5 --layout blocked --seed 9 -n 4000 -p 0.2 w.bf
 	for g in 1 2 3 4 5; do
 		keys 1000 "g$g-" >in$g
 		bloom add w.bf in$g
@@ -737,7 +737,7 @@ assert d["bits"] == sum(s["bits"] for s in d["segments"] if s["live"])
 
 	# Generations of more than 1 MiB are tested four at a time, the
 	# smaller ones in passes of a few MiB: the same answers.
-	bloom create --generations 3 --seed 9 -n 28000000 -p 0.2 b.bf
+	bloom create --generations 3 --layout blocked --seed 9 -n 28000000 -p 0.2 b.bf
 	[ "$(json b.bf 'd["segments"][0]["bits"] // 8 > 8 << 20')" = True ]
 	bytes=$(json b.bf 'd["segments"][0]["bits"] // 8')
 	k=$(json b.bf 'd["segments"][0]["hashes"]')

@@ -40,7 +40,7 @@ grown() {
 # Makes w.bf, of 3 generations rotated by hand for 2000 lines at 0.01 with
 # seed 42: 500 keys, a rotation, then 300 more.
 windowed() {
-	bloom create --generations 3 -n 2000 -p 0.01 --seed 42 w.bf
+	bloom create --generations 3 --layout blocked -n 2000 -p 0.01 --seed 42 w.bf
 	keys 500 | bloom add w.bf
 	bloom rotate w.bf
 	keys 300 more- | bloom add w.bf
@@ -290,7 +290,7 @@ segments: 3
 }
 
 @test "stats of a timed window: when each generation was made and is forgotten" {
-	bloom create --generations 4 --window 30m -n 3000 --seed 42 w.bf
+	bloom create --generations 4 --layout blocked --window 30m -n 3000 --seed 42 w.bf
 	keys 100 | bloom add w.bf
 	run -0 --separate-stderr bloom stats w.bf
 	[ "$stderr" = "" ]
