@@ -160,13 +160,10 @@ tests/fuzz/header: tests/fuzz/header.c store/format.c hash.c params.c $(HDR)
 # long lines; and the parsers of option values.
 FUZZFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -pthread $(ALL_CPPFLAGS) -I.
+# The reader over the core and all of store/, as the product links it.
 FUZZ_LINES_SRC = tests/fuzz/lines.c stream/lines.c stream/fields.c bloom.c \
-	store/bits.c store/wide.c store/mates.c store/segments.c store/holes.c \
-	store/claims.c \
-	store/locks.c \
-	store/format.c store/apbf.c store/ages.c store/fill.c store/modes.c \
-	store/plan.c \
-	params.c hash.c lib/clock.c lib/memory.c lib/threads.c
+	$(STORE_OBJ:.o=.c) params.c hash.c lib/clock.c lib/memory.c \
+	lib/threads.c
 
 tests/fuzz/lines: $(FUZZ_LINES_SRC) $(HDR)
 	$(FUZZCC) $(FUZZFLAGS) -DREAD_SIZE=64 -o $@ $(FUZZ_LINES_SRC) -lm
