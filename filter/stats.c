@@ -37,8 +37,9 @@ window_times(const struct bloom *b, unsigned i, struct segment_stats *ss)
 		return;
 	if (gen > (uint64_t)INT64_MAX / h->window_ms / (g + 1))
 		return;
-	ss->created_ms = (int64_t)(h->base_ms + gen * h->window_ms / g);
-	ss->expires_ms = (int64_t)(h->base_ms + (gen + g + 1) *
+	ss->created_ms = (int64_t)(format_clock_base(h) + gen *
+	    h->window_ms / g);
+	ss->expires_ms = (int64_t)(format_clock_base(h) + (gen + g + 1) *
 	    h->window_ms / g);
 }
 

@@ -482,8 +482,6 @@ parse_v2(const unsigned char *buf, size_t len, uint64_t file_size,
 	    V2_HEADER_SIZE - V2_OFF_RESERVED2) || (h->base_ms != 0 &&
 	    (h->mode != MODE_WINDOW || h->window_ms == 0)))
 		return BLOOM_ERESERVED;
-	if (h->base_ms == 0)
-		h->base_ms = h->created_ms;
 	/* The age-partitioned layout is a window's: on a fixed or growable
 	 * filter, the layout is what is wrong, whatever else is. */
 	if (h->layout == LAYOUT_APBF && (h->mode == MODE_FIXED ||
@@ -590,6 +588,13 @@ format_header_build(unsigned char *buf, const struct bloom_header *h)
 	write_le64(buf + V2_OFF_CHECKSUM, hash64(buf, V2_OFF_CHECKSUM, 0));
 	write_le64(buf + V2_OFF_NSEGMENTS, h->nsegments);
 	write_le64(buf + V2_OFF_EPOCH, h->epoch);
+	write_le64(buf + V2_OFF_BASE, h->base_ms);
+}
+
+uint64_t
+format_clock_base(const struct bloom_header *h)
+{
+	return h->base_ms != 0 ? h->base_ms : h->created_ms;
 }
 
 void

@@ -134,8 +134,8 @@ struct bloom_header {
 	uint64_t nsegments;	/* segments in use, when read */
 	uint64_t epoch;		/* window: the newest generation, when read */
 	uint64_t base_ms;	/* timed window: when generation 0 starts by
-				 * the clock (created, unless a rotation by
-				 * hand moved it), when read */
+				 * the clock, as stored, when read: 0 for the
+				 * creation time (format_clock_base) */
 	uint64_t file_size;	/* bytes the file needs (at least, for grow) */
 	struct segment_info seg[SEGMENTS_MAX];	/* the segments in use */
 	/* For messages about a v1 header: */
@@ -214,6 +214,10 @@ uint64_t format_word_raise(uint64_t *word, uint64_t v);
 /* Returns the newest generation that the mapped header head of a window
  * says now. */
 uint64_t format_epoch(const unsigned char *head);
+
+/* When generation 0 of timed window h starts by the clock: its stored
+ * base, or its creation time if none was stored. */
+uint64_t format_clock_base(const struct bloom_header *h);
 
 /* Memory that add --new takes beyond the caller's: the claim table it
  * shares with the other adders of the filter (claims.c), and per new key

@@ -407,8 +407,6 @@ segments_refresh(struct bloom *b)
 		if (file_epoch > EPOCH_MAX)
 			return BLOOM_EEPOCH;
 		b->hdr.base_ms = format_word_load(head_word(b, V2_OFF_BASE));
-		if (b->hdr.base_ms == 0)
-			b->hdr.base_ms = b->hdr.created_ms;
 		b->epoch = timing_epoch(&b->hdr, now_ms());
 		if (b->epoch > EPOCH_MAX)
 			b->epoch = EPOCH_MAX;

@@ -12,10 +12,11 @@ uint64_t
 timing_epoch(const struct bloom_header *h, uint64_t now)
 {
 	uint64_t t, w = h->window_ms, g = h->slots - 1;
+	uint64_t base = format_clock_base(h);
 
-	if (w == 0 || now <= h->base_ms)
+	if (w == 0 || now <= base)
 		return 0;
-	t = now - h->base_ms;
+	t = now - base;
 	/* t (G - 1) / W without overflow: t % W < 2^52, G - 1 < 64. */
 	return t / w * g + t % w * g / w;
 }
