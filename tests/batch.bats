@@ -412,6 +412,7 @@ fake_cgroup() {
 # are those its shell counts for its children (cmajflt, /proc/PID/stat
 # field 13).
 @test "batch: add --new out of core reads its filter by windows, never a page at a time" {
+	not_sanitized
 	bloom create --seed 39 -s 64M f.bf
 	keys 50000 >in
 	keys 50000 >>in

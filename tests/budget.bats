@@ -88,11 +88,13 @@ budget_in_v1() {
 
 @test "budget: add --new in a 32 MiB v1 memory cgroup, 128 MiB filter: each line once" {
 	need_v1
+	not_sanitized
 	budget_in_v1 32M 128M
 }
 
 @test "budget: add --new in a 48 MiB v1 memory cgroup, 512 MiB filter: each line once" {
 	need_v1
+	not_sanitized
 	budget_in_v1 48M 512M
 }
 
@@ -100,6 +102,7 @@ budget_in_v1() {
 # a cgroup2 mount of our own, where the controller is not bound to v1.
 @test "budget: add --new in a 32 MiB v2 memory cgroup, 128 MiB filter: each line once" {
 	[ "$(id -u)" -eq 0 ] || skip "memory cgroups need root"
+	not_sanitized
 	v2=$BATS_TEST_TMPDIR/cg2
 	mkdir "$v2"
 	if ! mount -t cgroup2 none "$v2" 2>err; then
@@ -126,6 +129,7 @@ budget_in_v1() {
 # Outside a cgroup, the process's peak resident memory (VmHWM: its heap,
 # buffers and the filter's pages it has mapped) stays within --memory.
 @test "budget: add --new --memory 32M of a 128 MiB filter peaks within 32 MiB resident" {
+	not_sanitized
 	awk 'BEGIN { for (i = 1; i <= 1000000; i++) print "url-" i }' >in
 	bloom create -s 128M f.bf
 	run -0 --separate-stderr /usr/bin/time -f '%M' -o peak \

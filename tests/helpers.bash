@@ -351,3 +351,13 @@ within() {
 teardown() {
 	drop_claim_tables
 }
+
+# Skips a test of the process's own memory under make check SANITIZE=1:
+# AddressSanitizer's shadow memory and quarantine are not the program's,
+# and pass a budget of tens of MiB by themselves.  The plain build's run
+# of make check measures it.
+not_sanitized() {
+	if grep -qa __asan_init "$root/bloom"; then
+		skip "bloom is built with AddressSanitizer (make check SANITIZE=1), whose shadow memory passes the budget; the plain build's run measures it"
+	fi
+}
