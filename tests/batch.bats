@@ -410,7 +410,11 @@ fake_cgroup() {
 # into a 4 GiB filter in a 1 GiB cgroup).  Here a 64 MiB filter, dropped
 # from the page cache, in a cgroup of 24 MiB; the major faults of bloom
 # are those its shell counts for its children (cmajflt, /proc/PID/stat
-# field 13).
+# field 13).  Measured here: looking 100000 lines up in the mapping of
+# that filter in that cgroup takes about 70000 major faults; by windows,
+# only those of loading bloom itself under the cgroup's pressure, 18 to
+# 114 (110 once in CI), as many as `bloom stats` takes there.  Hence a
+# bound of 1000, far from both.
 @test "batch: add --new out of core reads its filter by windows, never a page at a time" {
 	not_sanitized
 	bloom create --seed 39 -s 64M f.bf
@@ -423,6 +427,6 @@ fake_cgroup() {
 	    bloom add --new --memory 8M f.bf in >out &&
 	    awk "{ print \$13 }" /proc/$$/stat' "$CGROUP"
 	echo "major faults: $output"
-	[ "$output" -lt 100 ]
+	[ "$output" -lt 1000 ]
 	cmp out <(keys 50000)
 }
