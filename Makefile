@@ -40,12 +40,12 @@ CLI_OBJ = cli.o cli/cmd_create.o cli/cmd_stream.o cli/cmd_filter.o cli/msg.o \
 	cli/foreign.o cli/parse.o cli/progress.o cli/report.o
 STREAM_OBJ = stream/engine.o stream/batch.o stream/lines.o stream/fields.o \
 	stream/union.o stream/repeats.o stream/pending.o
-FILTER_OBJ = filter/create.o filter/fold.o filter/merge.o filter/stats.o filter/sweep.o
+FILTER_OBJ = filter/create.o filter/fold.o filter/merge.o filter/stats.o
 CORE_OBJ = bloom.o
 STORE_OBJ = store/format.o store/segments.o store/bits.o store/wide.o \
 	store/mates.o store/holes.o store/claims.o store/locks.o \
 	store/iothread.o store/apbf.o store/ages.o store/fill.o store/modes.o \
-	store/plan.o store/timing.o
+	store/plan.o store/timing.o store/sweep.o
 BASE_OBJ = params.o hash.o
 LIB_OBJ = lib/clock.o lib/memory.o lib/output.o lib/quote.o lib/threads.o
 OBJ = $(CLI_OBJ) $(STREAM_OBJ) $(FILTER_OBJ) $(CORE_OBJ) $(STORE_OBJ) \

@@ -29,6 +29,7 @@
 #include "store/holes.h"
 #include "store/handle.h"
 #include "store/segments.h"
+#include "store/sweep.h"
 #include "store/locks.h"
 #include "store/mates.h"
 #include "store/modes.h"
@@ -51,6 +52,18 @@ struct bloom_pretest {
 	int shares;			/* see bloom_pretest_shares */
 	size_t chunk;			/* keys of a bloom_add_test, or 0 */
 };
+
+/* The pass of an operation: line by line, through the mapping with
+ * prefetching, or a sorted sweep's, with the scratch the policy needs. */
+struct pass {
+	struct bloom_sweep *sweep;	/* the sweep, or NULL: line by line */
+	uint32_t *idx;		/* room for max key indices */
+	unsigned char *found;	/* room for max flags */
+	size_t max;		/* keys taken at a time, at most */
+};
+
+_Static_assert(BLOOM_SWEEP_KEY_BYTES == SWEEP_KEY_BYTES,
+    "bloom.h says what a sweep takes per key");
 
 #define PRETEST_MATE	0x10	/* a key not found that may repeat another
 				 * of its chunk (mates_mark) */
@@ -271,12 +284,12 @@ in_slice(const struct segment *s, const uint64_t *hashes, size_t n,
  * prefetching; a sorted pass visits its own way (sweep.c).
  */
 static size_t
-visit(const struct bloom_pass *v, const struct segment *s,
+visit(const struct pass *v, const struct segment *s,
     const uint64_t *hashes, const uint32_t *idx, size_t m, int add,
     unsigned char *res)
 {
-	if (v->visit != NULL)
-		return v->visit(v->arg, s, hashes, idx, m, add, res);
+	if (v->sweep != NULL)
+		return sweep_visit(v->sweep, s, hashes, idx, m, add, res);
 	if (idx == NULL && add)
 		return bits_add(s, hashes, m, res);
 	if (idx == NULL) {
@@ -297,13 +310,13 @@ visit(const struct bloom_pass *v, const struct segment *s,
  * found and leaves in idx the keys found nowhere; returns how many.
  */
 static size_t
-test_passes(const struct bloom_pass *v, const struct segment *const *seg,
+test_passes(const struct pass *v, const struct segment *const *seg,
     unsigned nseg, const uint64_t *hashes, size_t n, unsigned char *found,
     uint32_t *idx, size_t m, int all)
 {
 	unsigned i;
 
-	if (v->visit == NULL)
+	if (v->sweep == NULL)
 		return bits_test_rest(seg, nseg, hashes, n, found, idx, m, all);
 	for (i = 0; i < nseg && m > 0; i++) {
 		if (bits_shared(seg, i))
@@ -330,7 +343,7 @@ test_passes(const struct bloom_pass *v, const struct segment *const *seg,
  * found[i] and leaves the keys found nowhere in v->idx; returns how many.
  */
 static size_t
-test_live(struct bloom *b, const struct bloom_pass *v,
+test_live(struct bloom *b, const struct pass *v,
     const uint64_t *hashes, size_t n, unsigned char *found, uint64_t skip,
     const unsigned char *prefound)
 {
@@ -348,7 +361,7 @@ test_live(struct bloom *b, const struct bloom_pass *v,
 	for (li = 0; li < b->nlive; li++)
 		if (!(skip >> b->live[li] & 1))
 			seg[nseg++] = &b->seg[b->live[li]];
-	if (v->visit == NULL && b->mode->tests_together)
+	if (v->sweep == NULL && b->mode->tests_together)
 		return bits_test_segments(seg, nseg, hashes, n, found, v->idx,
 		    m, prefound == NULL);
 	return test_passes(v, seg, nseg, hashes, n, found, v->idx, m,
@@ -361,7 +374,7 @@ test_live(struct bloom *b, const struct bloom_pass *v,
  * tested if prefound is not NULL.
  */
 static void
-test_some(struct bloom *b, const struct bloom_pass *v,
+test_some(struct bloom *b, const struct pass *v,
     const struct bloom_pretest *p, const unsigned char *prefound,
     const uint64_t *hashes, size_t n, unsigned char *found, int how)
 {
@@ -379,12 +392,12 @@ test_some(struct bloom *b, const struct bloom_pass *v,
 
 /* Tests the n keys, v->max at a time, against the segments live now, as
  * a reader of the list (segments_read_begin): no segment is given back
- * while it is read.  how is BLOOM_VISIT_TEST, or BLOOM_VISIT_SETTLE for a
+ * while it is read.  how is VISIT_TEST, or VISIT_SETTLE for a
  * sorted pass's visit of a filter of one segment (or a slice) to find the
  * repeats among the keys as it tests them.  Returns BLOOM_OK or a
  * status. */
 static int
-test_keys(struct bloom *b, const struct bloom_pass *v,
+test_keys(struct bloom *b, const struct pass *v,
     const struct bloom_pretest *p, const unsigned char *prefound,
     const uint64_t *hashes, size_t n, unsigned char *found, int how)
 {
@@ -410,7 +423,7 @@ test_keys(struct bloom *b, const struct bloom_pass *v,
  * target.
  */
 static size_t
-add_some(struct bloom *b, const struct bloom_pass *v,
+add_some(struct bloom *b, const struct pass *v,
     const struct bloom_pretest *p, const unsigned char *prefound,
     const uint64_t *hashes, size_t n, unsigned char *isnew)
 {
@@ -448,7 +461,7 @@ add_some(struct bloom *b, const struct bloom_pass *v,
  * process writes the filter (locks.c).
  */
 static int
-add_keys(struct bloom *b, const struct bloom_pass *v,
+add_keys(struct bloom *b, const struct pass *v,
     const struct bloom_pretest *p, const unsigned char *prefound,
     const uint64_t *hashes, size_t n, unsigned char *isnew, size_t *done)
 {
@@ -460,7 +473,7 @@ add_keys(struct bloom *b, const struct bloom_pass *v,
 		if ((s = segments_begin_add(b, n - pos < v->max ? n - pos :
 		    v->max, &m)) != BLOOM_OK)
 			return s;
-		if (v->visit == NULL && (b->mode->adds_all ||
+		if (v->sweep == NULL && (b->mode->adds_all ||
 		    b->nlive == 1) && !b->mode->slice && prefound == NULL)
 			s = locks_add_list(b, hashes + pos, NULL, m,
 			    isnew + pos, &fresh);
@@ -483,7 +496,7 @@ add_keys(struct bloom *b, const struct bloom_pass *v,
  * which are remembered from now on.  Returns how many.
  */
 static size_t
-list_to_set(const struct bloom *b, const struct bloom_pass *v,
+list_to_set(const struct bloom *b, const struct pass *v,
     const unsigned char *isnew, size_t n)
 {
 	size_t i, m = 0;
@@ -512,7 +525,7 @@ list_to_set(const struct bloom *b, const struct bloom_pass *v,
  * when no other process writes the filter (locks.c).
  */
 static int
-set_keys(struct bloom *b, const struct bloom_pass *v, const uint64_t *hashes,
+set_keys(struct bloom *b, const struct pass *v, const uint64_t *hashes,
     const unsigned char *isnew, size_t n, size_t *done)
 {
 	size_t pos, chunk, m, j, take, fresh;
@@ -529,11 +542,11 @@ set_keys(struct bloom *b, const struct bloom_pass *v, const uint64_t *hashes,
 			/* Line by line, keys found new need no test: only
 			 * a window that renews counts the keys new to its
 			 * generation, most of which older ones held. */
-			if (v->visit == NULL && !b->mode->counts_fresh) {
+			if (v->sweep == NULL && !b->mode->counts_fresh) {
 				s = locks_set_list(b, hashes + pos,
 				    v->idx + j, take);
 				fresh = take;
-			} else if (v->visit == NULL) {
+			} else if (v->sweep == NULL) {
 				s = locks_add_list(b, hashes + pos,
 				    v->idx + j, take, v->found, &fresh);
 			} else {
@@ -596,88 +609,94 @@ bloom_sets_found(const struct bloom *b)
 /* ==== The operations: one entry point each, for both passes ==== */
 
 /*
- * Begins an operation on pass v: the line-by-line pass, through the
- * mapping with prefetching, if v is NULL (line is its room), counting the
- * n lookups; else v itself.
+ * Begins an operation on sweep w, or line by line if w is NULL (counting
+ * the n lookups), filling in *v, its pass.  Returns v.
  */
-static const struct bloom_pass *
-pass_begin(struct bloom *b, const struct bloom_pass *v,
-    struct bloom_pass *line, size_t n)
+static const struct pass *
+pass_begin(struct bloom *b, struct bloom_sweep *w, struct pass *v, size_t n)
 {
-	if (v != NULL)
+	v->sweep = w;
+	if (w != NULL) {
+		sweep_begin(w, b->fd, b->sparse);
+		v->idx = w->todo;
+		v->found = w->found;
+		v->max = w->cap;
 		return v;
-	memset(line, 0, sizeof *line);
-	line->idx = b->pending;
-	line->found = b->found;
-	line->max = BLOOM_CHUNK;
+	}
+	v->idx = b->pending;
+	v->found = b->found;
+	v->max = BLOOM_CHUNK;
 	note_lookups(b, n);
-	return line;
+	return v;
 }
 
 /*
- * Ends an operation of status s on pass v: a write-back the pass found
+ * Ends an operation of status s on pass v: a write-back the sweep found
  * failed makes it fail, whichever operation it was, so that no bit set in
- * memory but not on disk is ever reported done.
+ * memory but not on disk is ever reported done.  Every operation ends
+ * here, once.
  */
 static int
-pass_end(const struct bloom_pass *v, int s)
+pass_end(const struct pass *v, int s)
 {
 	int err;
 
-	if (v->end == NULL || (err = v->end(v->arg)) == 0 || s != BLOOM_OK)
+	if (v->sweep == NULL || (err = sweep_end(v->sweep)) == 0 ||
+	    s != BLOOM_OK)
 		return s;
 	errno = err;
 	return BLOOM_ERRNO;
 }
 
 int
-bloom_test(struct bloom *b, const struct bloom_pass *v,
+bloom_test(struct bloom *b, struct bloom_sweep *w,
     const struct bloom_pretest *p, const unsigned char *prefound,
     const uint64_t *hashes, size_t n, unsigned char *found)
 {
-	struct bloom_pass line;
+	struct pass pass;
+	const struct pass *v = pass_begin(b, w, &pass, n);
 
-	v = pass_begin(b, v, &line, n);
 	return pass_end(v, test_keys(b, v, p, prefound, hashes, n, found,
-	    BLOOM_VISIT_TEST));
+	    VISIT_TEST));
 }
 
 int
-bloom_add(struct bloom *b, const struct bloom_pass *v,
+bloom_add(struct bloom *b, struct bloom_sweep *w,
     const struct bloom_pretest *p, const unsigned char *prefound,
     const uint64_t *hashes, size_t n, unsigned char *isnew, size_t *done)
 {
-	struct bloom_pass line;
+	struct pass pass;
+	const struct pass *v = pass_begin(b, w, &pass, n);
 
-	v = pass_begin(b, v, &line, n);
 	return pass_end(v, add_keys(b, v, p, prefound, hashes, n, isnew,
 	    done));
 }
 
 int
-bloom_add_test(struct bloom *b, const struct bloom_pass *v,
+bloom_add_test(struct bloom *b, struct bloom_sweep *w,
     const struct bloom_pretest *p, const unsigned char *prefound,
     const uint64_t *hashes, size_t n, unsigned char *isnew)
 {
-	struct bloom_pass line;
+	struct pass pass;
+	const struct pass *v;
 	int s, sorted;
 
 	claims_start(b);
+	v = pass_begin(b, w, &pass, n);
 	/* A sorted pass finds the repeats as it tests, each block's keys
-	 * in the window read for them (bloom_settle): looking them up in
+	 * in the window read for them (VISIT_SETTLE): looking them up in
 	 * the mapping after it would fault in a filter that does not fit
 	 * at random (issue 39). */
-	sorted = v != NULL && v->visit != NULL && prefound == NULL &&
+	sorted = v->sweep != NULL && prefound == NULL &&
 	    bloom_finds_repeats(b) && n <= v->max;
-	v = pass_begin(b, v, &line, n);
 	s = test_keys(b, v, p, prefound, hashes, n, isnew, sorted ?
-	    BLOOM_VISIT_SETTLE : BLOOM_VISIT_TEST);
+	    VISIT_SETTLE : VISIT_TEST);
 	if (s == BLOOM_OK && sorted)
 		found_to_new(isnew, n);
 	else if (s == BLOOM_OK)
 		s = found_to_new_in_chunk(b, hashes, isnew, n,
 		    prefound != NULL && p->chunk != 0 ? prefound : NULL,
-		    v->visit != NULL);
+		    v->sweep != NULL);
 	return pass_end(v, s);
 }
 
@@ -689,11 +708,12 @@ bloom_add_test(struct bloom *b, const struct bloom_pass *v,
  * marked 0.
  */
 int
-bloom_add_claim(struct bloom *b, const struct bloom_pass *v,
+bloom_add_claim(struct bloom *b, struct bloom_sweep *w,
     const uint64_t *hashes, unsigned char *isnew, size_t n,
     unsigned char *again)
 {
-	struct bloom_pass line;
+	struct pass pass;
+	const struct pass *v;
 	size_t i;
 	int s;
 
@@ -702,10 +722,10 @@ bloom_add_claim(struct bloom *b, const struct bloom_pass *v,
 		return BLOOM_OK;
 	if (claims_take(b->claims, hashes, isnew, n, BLOOM_CLAIMED) == 0)
 		return BLOOM_OK;
-	v = pass_begin(b, v, &line, n);
+	v = pass_begin(b, w, &pass, n);
 	/* Another adder may have grown the filter since. */
 	if ((s = test_keys(b, v, NULL, NULL, hashes, n, again,
-	    BLOOM_VISIT_TEST)) != BLOOM_OK)
+	    VISIT_TEST)) != BLOOM_OK)
 		return pass_end(v, s);
 	for (i = 0; i < n; i++)
 		again[i] = isnew[i] == 1 && again[i] == 1;
@@ -716,25 +736,37 @@ bloom_add_claim(struct bloom *b, const struct bloom_pass *v,
 }
 
 int
-bloom_add_set(struct bloom *b, const struct bloom_pass *v,
+bloom_add_set(struct bloom *b, struct bloom_sweep *w,
     const uint64_t *hashes, const unsigned char *isnew, size_t n,
     size_t *done)
 {
-	struct bloom_pass line;
+	struct pass pass;
+	const struct pass *v = pass_begin(b, w, &pass, 0);
 	int s;
 
-	v = pass_begin(b, v, &line, 0);
 	s = set_keys(b, v, hashes, isnew, n, done);
 	claims_done(b, hashes, isnew, *done);
 	return pass_end(v, s);
 }
 
-int
-bloom_settle(const struct segment *s, const unsigned char *buf,
-    uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
-    unsigned char *found)
+/* ==== Sorted sweeps ==== */
+
+struct bloom_sweep *
+bloom_sweep_new(const struct memory_plan *p, size_t cap)
 {
-	return mates_list(s, buf, first, hashes, idx, m, found);
+	return sweep_new(p, cap);
+}
+
+void
+bloom_sweep_free(struct bloom_sweep *w)
+{
+	sweep_free(w);
+}
+
+uint32_t *
+bloom_sweep_scratch(struct bloom_sweep *w)
+{
+	return sweep_scratch(w);
 }
 
 /* ==== Reader threads' pretests ==== */
@@ -824,7 +856,7 @@ bloom_pretest(const struct bloom_pretest *p, const uint64_t *hashes,
 {
 	const struct segment *seg[PRETEST_MAX];
 	uint32_t idx[BLOOM_CHUNK];
-	struct bloom_pass v;
+	struct pass v;
 	unsigned i;
 	size_t at;
 

@@ -31,7 +31,8 @@
 					 * before its time more room */
 
 struct bloom;		/* an open filter */
-struct bloom_pass;		/* a way to visit segments (below) */
+struct bloom_sweep;	/* a sorted sweep's plan and scratch (below) */
+struct memory_plan;	/* lib/memory.h */
 struct segment;		/* one of its segments, as mapped */
 struct bloom_pretest;	/* segments a reader thread tests ahead */
 
@@ -145,12 +146,13 @@ uint32_t bloom_slice_of(const struct bloom *b, uint64_t h, uint32_t slices);
 
 /*
  * The four operations on keys: test, add, and add-if-new in its three
- * steps (test, claim, set).  Each is one function, and each takes a pass:
- * NULL to go line by line, through the mapping with prefetching, or a
- * sorted sweep's (struct bloom_pass, below), which visits each segment
- * its own way.  Whichever pass runs, the same policy decides which
- * segments answer and which takes adds, and an error a pass meets on its
- * way (a write-back that failed) is the operation's status.
+ * steps (test, claim, set).  Each is one function, and each takes a
+ * pass: NULL to go line by line, through the mapping with prefetching,
+ * or a sorted sweep (bloom_sweep_new, below), which visits each segment
+ * in the order of its blocks, window by window.  Whichever pass runs,
+ * the same policy decides which segments answer and which takes adds,
+ * and an error the sweep meets on its way (a write-back that failed) is
+ * the operation's status.
  */
 
 /* Inserts the n keys with the given hashes in order; isnew[i] is set to
@@ -163,7 +165,7 @@ uint32_t bloom_slice_of(const struct bloom *b, uint64_t h, uint32_t slices);
  * add the same new key at the same instant may both call it new.  Takes
  * what bloom_pretest found for p as prefound, or NULL.  Returns BLOOM_OK
  * or a status (BLOOM_ERRNO with errno set). */
-int bloom_add(struct bloom *b, const struct bloom_pass *v,
+int bloom_add(struct bloom *b, struct bloom_sweep *w,
     const struct bloom_pretest *p, const unsigned char *prefound,
     const uint64_t *hashes, size_t n, unsigned char *isnew, size_t *done);
 
@@ -190,7 +192,7 @@ int bloom_sets_found(const struct bloom *b);
  * would have set its bits (a repeat).  Takes what bloom_pretest found for
  * p as prefound, or NULL.  Returns BLOOM_OK, or a status before setting
  * any (BLOOM_ERRNO with errno set). */
-int bloom_add_test(struct bloom *b, const struct bloom_pass *v,
+int bloom_add_test(struct bloom *b, struct bloom_sweep *w,
     const struct bloom_pretest *p, const unsigned char *prefound,
     const uint64_t *hashes, size_t n, unsigned char *isnew);
 
@@ -200,7 +202,7 @@ int bloom_add_test(struct bloom *b, const struct bloom_pass *v,
  * again, and marks 0 those whose bits another adder set meanwhile (again:
  * n bytes of scratch).  bloom_add_set lets go of the claims.  Returns
  * BLOOM_OK or a status. */
-int bloom_add_claim(struct bloom *b, const struct bloom_pass *v,
+int bloom_add_claim(struct bloom *b, struct bloom_sweep *w,
     const uint64_t *hashes, unsigned char *isnew, size_t n,
     unsigned char *again);
 
@@ -210,7 +212,7 @@ int bloom_add_claim(struct bloom *b, const struct bloom_pass *v,
  * growing or rotating as bloom_add does, and counts the keys marked 1 as
  * inserted.  Sets *done to the number of keys, from the first, whose bits
  * are set, n unless it fails.  Returns BLOOM_OK or a status. */
-int bloom_add_set(struct bloom *b, const struct bloom_pass *v,
+int bloom_add_set(struct bloom *b, struct bloom_sweep *w,
     const uint64_t *hashes, const unsigned char *isnew, size_t n,
     size_t *done);
 
@@ -218,7 +220,7 @@ int bloom_add_set(struct bloom *b, const struct bloom_pass *v,
  * may be in the set, 0 if it certainly is not (BLOOM_ELSEWHERE if another
  * slice holds it).  Takes what bloom_pretest found for p as prefound, or
  * NULL.  Returns BLOOM_OK, or a status (BLOOM_ERRNO with errno set). */
-int bloom_test(struct bloom *b, const struct bloom_pass *v,
+int bloom_test(struct bloom *b, struct bloom_sweep *w,
     const struct bloom_pretest *p, const unsigned char *prefound,
     const uint64_t *hashes, size_t n, unsigned char *found);
 
@@ -259,54 +261,24 @@ void bloom_pretest_free(struct bloom_pretest *p);
 void bloom_pretest(const struct bloom_pretest *p, const uint64_t *hashes,
     size_t n, unsigned char *found);
 
-/* ==== Passes that visit each segment their own way ==== */
+/* ==== Sorted sweeps ==== */
 
-/* What a visit does with its keys. */
-#define BLOOM_VISIT_TEST	0	/* tests them */
-#define BLOOM_VISIT_ADD		1	/* adds them */
-#define BLOOM_VISIT_SETTLE	2	/* tests them, then marks found the
-				 * ones not found whose bits the ones
-				 * before them not found would set
-				 * (bloom_settle): an add --new's test */
+/* Bytes of scratch a sweep takes per key of its batch. */
+#define BLOOM_SWEEP_KEY_BYTES	(1 + 2 * sizeof(uint32_t))
 
-/*
- * Visits segment s for a pass: does what add says (BLOOM_VISIT_*) with
- * the m keys idx lists (indices into hashes, in increasing order), or
- * keys 0 to m in order if idx is NULL, setting res[k] for each key k
- * visited as bits_test_list or bits_add_list do.  Returns how many were
- * new to s (add; anything for a test).
- */
-typedef size_t bloom_visit_fn(void *arg, const struct segment *s,
-    const uint64_t *hashes, const uint32_t *idx, size_t m, int add,
-    unsigned char *res);
+/* Returns a sorted sweep for memory plan p (its window, out of core or
+ * not) and batches of up to cap keys, to give the operations above, or
+ * NULL with errno set.  Its write-backs happen within the operations
+ * that it is given to, and their errors are theirs. */
+struct bloom_sweep *bloom_sweep_new(const struct memory_plan *p,
+    size_t cap);
 
-/* Returns 0 if every visit of the pass since the last call wrote back
- * what it set (or wrote nothing), else the errno of the first write-back
- * that failed; forgets it. */
-typedef int bloom_pass_end_fn(void *arg);
+/* Frees w (NULL is a no-op). */
+void bloom_sweep_free(struct bloom_sweep *w);
 
-/* A pass over a filter's segments whose visits the caller makes (the
- * sorted sweeps of sweep.c, with store/bits.h), with the scratch the
- * policy needs.  Every operation above ends by asking end. */
-struct bloom_pass {
-	bloom_visit_fn *visit;	/* visits one segment */
-	bloom_pass_end_fn *end;	/* the pass's write-back error, or NULL */
-	void *arg;		/* given to visit and end */
-	uint32_t *idx;		/* room for max key indices */
-	unsigned char *found;	/* room for max flags */
-	size_t max;		/* keys taken at a time, at most */
-};
-
-/* For a visit of BLOOM_VISIT_SETTLE, once it has tested the m keys idx
- * lists (in increasing order; keys 0 to m if NULL) against segment s: marks found (1) each of
- * them not found whose missing bits the ones before it not found would
- * set, as adding them one at a time would, reading their blocks from buf,
- * which holds s's blocks from block first on, or from the mapping if buf
- * is NULL.  The keys of one block must all be in one call.  Returns 0, or
- * -1 with errno set (no memory) and found as it was. */
-int bloom_settle(const struct segment *s, const unsigned char *buf,
-    uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
-    unsigned char *found);
+/* Returns 2 * cap entries of w's scratch, free for the caller between
+ * the operations it is given to. */
+uint32_t *bloom_sweep_scratch(struct bloom_sweep *w);
 
 /* ==== Whole segments ==== */
 

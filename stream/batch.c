@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC
- * Sorted batches: the lines a sorted sweep (sweep.c) works on at once,
- * with their hashes and answers.  Lines to be written are kept in the
+ * Sorted batches: the lines a sorted sweep (bloom_sweep_new) works on at
+ * once, with their hashes and answers.  Lines to be written are kept in the
  * batch, or, read from a regular file, read again from it by offset when
  * they are written: an add --new writes a batch's lines before it sets
  * any of their bits.
@@ -23,14 +23,13 @@ int
 batch_init(struct batch *t, const struct memory_plan *p, int keep_lines,
     int repeats)
 {
-	size_t per_key = sizeof t->hash[0] + 2 + SWEEP_KEY_BYTES;
+	size_t per_key = sizeof t->hash[0] + 2 + BLOOM_SWEEP_KEY_BYTES;
 	uint64_t cap;
 
 	memset(t, 0, sizeof *t);
 	t->plan = *p;
 	t->keep_lines = keep_lines;
 	t->fd = -1;
-	t->sweep.fd = -1;
 	if (keep_lines)
 		per_key += sizeof t->end[0];
 	if (repeats)
@@ -48,7 +47,7 @@ batch_init(struct batch *t, const struct memory_plan *p, int keep_lines,
 	}
 	if (t->hash == NULL || t->hit == NULL || t->again == NULL ||
 	    (keep_lines && (t->end == NULL || t->text == NULL)) ||
-	    sweep_init(&t->sweep, p, t->cap) == -1) {
+	    (t->sweep = bloom_sweep_new(p, t->cap)) == NULL) {
 		batch_free(t);
 		errno = ENOMEM;
 		return -1;
@@ -65,7 +64,7 @@ batch_free(struct batch *t)
 	free(t->end);
 	free(t->text);
 	free(t->back);
-	sweep_free(&t->sweep);
+	bloom_sweep_free(t->sweep);
 	memset(t, 0, sizeof *t);
 	t->fd = -1;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /* batch.h: interface of batch.c, sorted batches: the many lines at a
- * time that a sorted sweep (sweep.c) adds or tests, with their hashes and
- * answers, and the lines kept or read again to be written. */
+ * time that a sorted sweep (bloom_sweep_new) adds or tests, with their
+ * hashes and answers, and the lines kept or read again to be written. */
 #ifndef BLOOM_BATCH_H
 #define BLOOM_BATCH_H
 
@@ -9,7 +9,6 @@
 #include <stdint.h>
 
 #include "bloom.h"
-#include "filter/sweep.h"
 #include "lib/memory.h"
 #include "stream/lines.h"
 
@@ -27,7 +26,7 @@ struct batch {
 	uint64_t bytes;		/* input bytes of its lines */
 	uint64_t group_bytes;	/* bytes counted for the lines taken from
 				 * the group taken last */
-	struct sweep sweep;	/* the sweep's scratch */
+	struct bloom_sweep *sweep;	/* the sweep of its keys */
 	unsigned char *text;	/* the kept lines, one after another */
 	size_t text_len;	/* bytes of text used */
 	size_t text_cap;	/* size of text */

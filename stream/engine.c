@@ -2,7 +2,7 @@
  * The engine: the per-line path of add and check.  The reader hands over
  * groups of lines with their hashes; the filter adds or tests them, a
  * group at a time (line by line) or, for a filter big for the memory, a
- * sorted batch of many groups at a time (sweep.c); the selected lines go
+ * sorted batch of many groups at a time (a sweep); the selected lines go
  * to the output in input order.  Both passes are booked alike (book), so
  * that the counts, the events and the progress are the same whichever
  * runs.  The subcommands in cli/ only set the options of struct engine.
@@ -378,7 +378,7 @@ write_batch(struct engine *e, size_t n)
 /* A chunk of lines the filter answers at once: a piece of a group, line
  * by line, or a sorted batch. */
 struct chunk {
-	const struct bloom_pass *pass;	/* the batch's sorted pass, or NULL:
+	struct bloom_sweep *sweep;	/* the batch's sorted sweep, or NULL:
 				 * line by line */
 	const struct bloom_pretest *pretest;	/* what the reader tested
 				 * ahead, or NULL */
@@ -567,13 +567,13 @@ live_chunk(struct engine *e, const struct chunk *c, size_t *done)
 	enum stream_end end;
 	int taking = e->out.queue != 0 && !e->invert;
 
-	if (taking && c->pass == NULL && e->pending == NULL &&
+	if (taking && c->sweep == NULL && e->pending == NULL &&
 	    pending_start(e) == -1) {
 		pending_stop(e);
 		e->status = BLOOM_ERRNO;
 		return STREAM_FILTER_ERROR;
 	}
-	e->status = bloom_add_test(b, c->pass, c->pretest, c->prefound,
+	e->status = bloom_add_test(b, c->sweep, c->pretest, c->prefound,
 	    c->hash, c->n, c->hit);
 	if (e->status != BLOOM_OK)
 		return STREAM_FILTER_ERROR;
@@ -581,7 +581,7 @@ live_chunk(struct engine *e, const struct chunk *c, size_t *done)
 		repeats_once(c->hash, c->hit, c->n, c->once, c->once_cap);
 	if (e->pending != NULL)
 		drop_waiting(e->pending, c->hash, c->hit, c->n);
-	e->status = bloom_add_claim(b, c->pass, c->hash, c->hit, c->n,
+	e->status = bloom_add_claim(b, c->sweep, c->hash, c->hit, c->n,
 	    c->again);
 	if (e->status != BLOOM_OK)
 		return STREAM_FILTER_ERROR;
@@ -594,7 +594,7 @@ live_chunk(struct engine *e, const struct chunk *c, size_t *done)
 		return mark_taken(e, c, done);
 	if (taking && (end = wait_all_taken(e)) != STREAM_DONE)
 		return end;
-	e->status = bloom_add_set(b, c->pass, c->hash, c->hit, c->n, done);
+	e->status = bloom_add_set(b, c->sweep, c->hash, c->hit, c->n, done);
 	return e->status == BLOOM_OK ? STREAM_DONE : STREAM_FILTER_ERROR;
 }
 
@@ -610,7 +610,7 @@ test_chunk(struct engine *e, const struct chunk *c)
 	int status;
 
 	if (e->all == NULL)
-		return bloom_test(e->filter, c->pass, c->pretest, c->prefound,
+		return bloom_test(e->filter, c->sweep, c->pretest, c->prefound,
 		    c->hash, c->n, c->hit);
 	status = union_test(e->all, c->g, c->first, c->n, c->hit);
 	if (status != BLOOM_OK)
@@ -634,7 +634,7 @@ run_chunk(struct engine *e, const struct chunk *c, size_t *done)
 	if (e->adding && e->emit)
 		return live_chunk(e, c, done);
 	if (e->adding)
-		e->status = bloom_add(e->filter, c->pass, c->pretest,
+		e->status = bloom_add(e->filter, c->sweep, c->pretest,
 		    c->prefound, c->hash, c->n, c->hit, done);
 	else if ((e->status = test_chunk(e, c)) == BLOOM_OK)
 		*done = c->n;
@@ -740,20 +740,18 @@ static enum stream_end
 run_batch(struct engine *e)
 {
 	struct batch *t = e->batch;
-	struct bloom_pass pass;
 	enum stream_end end;
 	struct chunk c;
 	size_t done;
 
 	if (t->n == 0)
 		return STREAM_DONE;
-	pass = sweep_pass(&t->sweep, e->filter);
 	memset(&c, 0, sizeof c);
-	c.pass = &pass;
+	c.sweep = t->sweep;
 	c.hash = t->hash;
 	c.hit = t->hit;
 	c.n = t->n;
-	c.once = sweep_scratch(&t->sweep);
+	c.once = bloom_sweep_scratch(t->sweep);
 	c.once_cap = 2 * t->cap;
 	c.again = t->again;
 	end = run_chunk(e, &c, &done);

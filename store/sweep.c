@@ -11,8 +11,9 @@
  *
  * Which segments a key is tested against and added to, and how many keys
  * an adder takes at a time, are bloom.c's, as for the line-by-line pass:
- * a sweep only says how to visit one segment, and what write-back failed
- * (sweep_pass gives both to bloom.c's operations).
+ * a sweep only says how to visit one segment (sweep_visit), and what
+ * write-back failed (sweep_end), which bloom.c's operations ask once
+ * each, as they end.
  *
  * The sort is stable: the keys of a window keep their input order, and a
  * key's answer depends only on its own block, so every answer is the one
@@ -36,10 +37,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "filter/sweep.h"
 #include "store/bits.h"
 #include "store/holes.h"
 #include "store/iothread.h"
+#include "store/mates.h"
+#include "store/sweep.h"
 
 #define WINDOWS_MAX	((uint64_t)1 << 20)	/* windows in a segment */
 #define BEHIND		2	/* windows kept after they are worked on */
@@ -49,10 +51,13 @@
 				 * once when it has a key to set for every
 				 * POPULATE_PER of them */
 
-int
-sweep_init(struct sweep *w, const struct memory_plan *p, size_t cap)
+struct bloom_sweep *
+sweep_new(const struct memory_plan *p, size_t cap)
 {
-	memset(w, 0, sizeof *w);
+	struct bloom_sweep *w = calloc(1, sizeof *w);
+
+	if (w == NULL)
+		return NULL;
 	w->plan = *p;
 	w->cap = cap;
 	w->fd = -1;
@@ -74,14 +79,16 @@ sweep_init(struct sweep *w, const struct memory_plan *p, size_t cap)
 	    w->start == NULL || w->gathered == NULL || w->got == NULL) {
 		sweep_free(w);
 		errno = ENOMEM;
-		return -1;
+		return NULL;
 	}
-	return 0;
+	return w;
 }
 
 void
-sweep_free(struct sweep *w)
+sweep_free(struct bloom_sweep *w)
 {
+	if (w == NULL)
+		return;
 	free(w->found);
 	free(w->todo);
 	free(w->start);
@@ -89,12 +96,11 @@ sweep_free(struct sweep *w)
 	free(w->got);
 	free(w->window[0]);
 	free(w->window[1]);
-	memset(w, 0, sizeof *w);
-	w->fd = -1;
+	free(w);
 }
 
 uint32_t *
-sweep_scratch(struct sweep *w)
+sweep_scratch(struct bloom_sweep *w)
 {
 	return w->todo;
 }
@@ -145,8 +151,9 @@ key_at(const uint32_t *idx, size_t j)
  * windows.
  */
 static uint64_t
-sort_by_window(struct sweep *w, const struct segment *s, uint64_t nblocks,
-    const uint64_t *hashes, const uint32_t *idx, size_t m, uint64_t wblocks)
+sort_by_window(struct bloom_sweep *w, const struct segment *s,
+    uint64_t nblocks, const uint64_t *hashes, const uint32_t *idx, size_t m,
+    uint64_t wblocks)
 {
 	bits_block_fn *block = bits_block_of(s);
 	uint64_t *start = w->start, nwin, n, sum, c;
@@ -173,7 +180,7 @@ sort_by_window(struct sweep *w, const struct segment *s, uint64_t nblocks,
 
 /* The first window after n that has keys, or nwin. */
 static uint64_t
-next_window(const struct sweep *w, uint64_t n, uint64_t nwin)
+next_window(const struct bloom_sweep *w, uint64_t n, uint64_t nwin)
 {
 	for (n++; n < nwin && w->start[n] == w->start[n + 1]; n++)
 		;
@@ -181,15 +188,15 @@ next_window(const struct sweep *w, uint64_t n, uint64_t nwin)
 }
 
 /* Finds the repeats among the keys order[lo..hi) of a window just
- * tested (BLOOM_VISIT_SETTLE), from the same copy of its blocks, or the
+ * tested (VISIT_SETTLE), from the same copy of its blocks, or the
  * mapping if buf is NULL: a window holds whole blocks, and its keys are
  * in input order. */
 static void
-settle_window(struct sweep *w, const struct segment *s,
+settle_window(struct bloom_sweep *w, const struct segment *s,
     const uint64_t *hashes, const unsigned char *buf, uint64_t first,
     size_t lo, size_t hi, unsigned char *res)
 {
-	if (bloom_settle(s, buf, first, hashes, w->order + lo, hi - lo,
+	if (mates_list(s, buf, first, hashes, w->order + lo, hi - lo,
 	    res) == -1 && w->write_error == 0)
 		w->write_error = errno;
 }
@@ -199,7 +206,7 @@ settle_window(struct sweep *w, const struct segment *s,
  * up through order by the kernels, each would be a cache miss of its own
  * (a batch's hashes are far larger than the cache). */
 static void
-gather(struct sweep *w, const uint64_t *hashes, size_t from, size_t n)
+gather(struct bloom_sweep *w, const uint64_t *hashes, size_t from, size_t n)
 {
 	const uint32_t *order = w->order + from;
 	size_t j;
@@ -214,7 +221,8 @@ gather(struct sweep *w, const uint64_t *hashes, size_t from, size_t n)
 /* Gives the answers in w->got of the n keys order[from..from + n) to the
  * caller's flags res. */
 static void
-scatter(const struct sweep *w, size_t from, size_t n, unsigned char *res)
+scatter(const struct bloom_sweep *w, size_t from, size_t n,
+    unsigned char *res)
 {
 	size_t j;
 
@@ -229,7 +237,7 @@ scatter(const struct sweep *w, size_t from, size_t n, unsigned char *res)
  * of reads for 300 keys of a crafted 512 GiB filter, else).
  */
 static uint64_t
-next_to_read(struct sweep *w, const struct segment *s,
+next_to_read(struct bloom_sweep *w, const struct segment *s,
     const struct bits_extent *x, const uint64_t *hashes, uint64_t wblocks,
     uint64_t n, uint64_t nwin, int add, unsigned char *res)
 {
@@ -245,7 +253,7 @@ next_to_read(struct sweep *w, const struct segment *s,
 		for (j = w->start[n]; j < w->start[n + 1]; j++)
 			res[w->order[j]] = 0;
 		/* Its blocks are zeros, which the mapping gives unread. */
-		if (add == BLOOM_VISIT_SETTLE)
+		if (add == VISIT_SETTLE)
 			settle_window(w, s, hashes, NULL, 0,
 			    (size_t)w->start[n], (size_t)w->start[n + 1],
 			    res);
@@ -262,9 +270,9 @@ next_to_read(struct sweep *w, const struct segment *s,
  * many were.
  */
 static size_t
-add_window(struct sweep *w, const struct segment *s, const uint64_t *hashes,
-    const unsigned char *buf, uint64_t first, struct io_range r, size_t lo,
-    size_t hi, unsigned char *res)
+add_window(struct bloom_sweep *w, const struct segment *s,
+    const uint64_t *hashes, const unsigned char *buf, uint64_t first,
+    struct io_range r, size_t lo, size_t hi, unsigned char *res)
 {
 	uint32_t *order = w->order;
 	size_t at, n, j, left = lo, count = 0;
@@ -303,18 +311,18 @@ add_window(struct sweep *w, const struct segment *s, const uint64_t *hashes,
  * read from buf if it is not NULL; SWEEP_GATHER keys at a time, their
  * hashes copied in order.  Returns how many were new. */
 static size_t
-visit_window(struct sweep *w, const struct segment *s, const uint64_t *hashes,
-    const unsigned char *buf, uint64_t first, struct io_range r, size_t lo,
-    size_t hi, int add, unsigned char *res)
+visit_window(struct bloom_sweep *w, const struct segment *s,
+    const uint64_t *hashes, const unsigned char *buf, uint64_t first,
+    struct io_range r, size_t lo, size_t hi, int add, unsigned char *res)
 {
 	size_t at, n, count = 0;
 
-	if (add == BLOOM_VISIT_ADD && buf != NULL)
+	if (add == VISIT_ADD && buf != NULL)
 		return add_window(w, s, hashes, buf, first, r, lo, hi, res);
 	for (at = lo; at < hi; at += n) {
 		n = hi - at < SWEEP_GATHER ? hi - at : SWEEP_GATHER;
 		gather(w, hashes, at, n);
-		if (add == BLOOM_VISIT_ADD)
+		if (add == VISIT_ADD)
 			count += bits_add(s, w->gathered, n, w->got);
 		else if (buf != NULL)
 			bits_test_copy(s, buf, first, w->gathered, NULL, n,
@@ -323,14 +331,14 @@ visit_window(struct sweep *w, const struct segment *s, const uint64_t *hashes,
 			bits_test(s, w->gathered, n, w->got);
 		scatter(w, at, n, res);
 	}
-	if (add == BLOOM_VISIT_SETTLE)
+	if (add == VISIT_SETTLE)
 		settle_window(w, s, hashes, buf, first, lo, hi, res);
 	return count;
 }
 
 /*
- * Visits segment s for bloom.c's policy (bloom_visit_fn): the m keys idx
- * lists, window by window in file order, added or tested.
+ * Visits segment s (sweep_visit): the m keys idx lists, window by window
+ * in file order, added or tested.
  *
  * Out of core, the I/O thread reads each window into one of two buffers
  * while the window before is worked on; its keys are tested against that
@@ -339,11 +347,11 @@ visit_window(struct sweep *w, const struct segment *s, const uint64_t *hashes,
  * it is dropped, so that the filter's pages in memory stay within a few
  * windows.
  */
-static size_t
-visit_segment(void *arg, const struct segment *s, const uint64_t *hashes,
-    const uint32_t *idx, size_t m, int add, unsigned char *res)
+size_t
+sweep_visit(struct bloom_sweep *w, const struct segment *s,
+    const uint64_t *hashes, const uint32_t *idx, size_t m, int add,
+    unsigned char *res)
 {
-	struct sweep *w = arg;
 	struct bits_extent x = bits_extent(s);
 	uint64_t wblocks = w->plan.window / BLOCK_BYTES, nwin, n, next;
 	uint64_t behind[BEHIND], ticket = 0;
@@ -382,7 +390,7 @@ visit_segment(void *arg, const struct segment *s, const uint64_t *hashes,
 	madvise(all.addr, all.len, MADV_NOHUGEPAGE);
 #endif
 	io_start(&io, w->fd);
-	n = add == BLOOM_VISIT_ADD ? next_window(w, UINT64_MAX, nwin) :
+	n = add == VISIT_ADD ? next_window(w, UINT64_MAX, nwin) :
 	    next_to_read(w, s, &x, hashes, wblocks, UINT64_MAX, nwin, add,
 	    res);
 	if (buffered && n < nwin)
@@ -391,7 +399,7 @@ visit_segment(void *arg, const struct segment *s, const uint64_t *hashes,
 	for (; n < nwin; n = next) {
 		const unsigned char *read = NULL;
 
-		next = add == BLOOM_VISIT_ADD ? next_window(w, n, nwin) :
+		next = add == VISIT_ADD ? next_window(w, n, nwin) :
 		    next_to_read(w, s, &x, hashes, wblocks, n, nwin, add,
 		    res);
 		if (buffered && io_wait(&io, ticket) == 0)
@@ -407,7 +415,7 @@ visit_segment(void *arg, const struct segment *s, const uint64_t *hashes,
 		count += visit_window(w, s, hashes, read, n * wblocks, r,
 		    (size_t)w->start[n], (size_t)w->start[n + 1], add, res);
 		cur = !cur;
-		if (add == BLOOM_VISIT_ADD) {
+		if (add == VISIT_ADD) {
 			/* Unmapped here, in one go, the pages are written
 			 * back with no write-protecting of each one, nor a
 			 * TLB flush on this CPU for each from the I/O
@@ -417,7 +425,7 @@ visit_segment(void *arg, const struct segment *s, const uint64_t *hashes,
 		}
 		if (nbehind == BEHIND) {
 			io_release(&io, window_range(&x, wblocks * BLOCK_BYTES,
-			    behind[0]), add == BLOOM_VISIT_ADD);
+			    behind[0]), add == VISIT_ADD);
 			memmove(behind, behind + 1, sizeof behind[0] *
 			    (BEHIND - 1));
 			nbehind--;
@@ -426,36 +434,25 @@ visit_segment(void *arg, const struct segment *s, const uint64_t *hashes,
 	}
 	while (nbehind > 0)
 		io_release(&io, window_range(&x, wblocks * BLOCK_BYTES,
-		    behind[--nbehind]), add == BLOOM_VISIT_ADD);
+		    behind[--nbehind]), add == VISIT_ADD);
 	if (io_stop(&io) == -1 && w->write_error == 0)
 		w->write_error = errno;
 	return count;
 }
 
-/* The write-back error of the visits since the last call (bloom_pass_end_fn). */
-static int
-sweep_end(void *arg)
+int
+sweep_end(struct bloom_sweep *w)
 {
-	struct sweep *w = arg;
 	int err = w->write_error;
 
 	w->write_error = 0;
 	return err;
 }
 
-struct bloom_pass
-sweep_pass(struct sweep *w, const struct bloom *b)
+void
+sweep_begin(struct bloom_sweep *w, int fd, int sparse)
 {
-	struct bloom_pass v;
-
-	w->fd = bloom_fd(b);
-	w->sparse = bloom_sparse(b);
+	w->fd = fd;
+	w->sparse = sparse;
 	w->write_error = 0;
-	v.visit = visit_segment;
-	v.end = sweep_end;
-	v.arg = w;
-	v.idx = w->todo;
-	v.found = w->found;
-	v.max = w->cap;
-	return v;
 }
