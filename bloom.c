@@ -882,7 +882,7 @@ bloom_recount(struct bloom *b, unsigned i)
 {
 	static uint64_t hist[BLOCK_BITS + 1];
 	const struct segment_info *info = &b->seg[i].info;
-	uint64_t set = bloom_fill(b, i, hist);
+	uint64_t set = fill_count(b, i, hist);
 	double items = params_estimate_items(set, info->nblocks, info->hashes);
 
 	/* The estimate scatters by hundreds: a fill within 3 standard
@@ -1029,16 +1029,17 @@ bloom_generation(const struct bloom *b)
 	return b->hdr.mode == MODE_WINDOW ? b->epoch : 0;
 }
 
-uint64_t
-bloom_fill(struct bloom *b, unsigned i, uint64_t hist[BLOCK_BITS + 1])
+int
+bloom_estimate(struct bloom *b, unsigned i, struct params_estimate *e)
 {
-	return fill_count(b, i, hist);
+	return fill_estimate(b, i, e);
 }
 
-uint64_t
-bloom_slot_fill(struct bloom *b, unsigned i, uint64_t *slot_bits)
+int
+bloom_estimate_array(struct bloom *b, uint64_t most,
+    struct params_estimate *e)
 {
-	return fill_slot(b, i, slot_bits);
+	return fill_estimate_array(b, most, e);
 }
 
 /* ==== The segment list and the file, for filter/ and the front end ==== */

@@ -301,16 +301,22 @@ void bloom_recount(struct bloom *b, unsigned i);
  * (a union's at least its source's). */
 void bloom_raise(struct bloom *b, unsigned i, uint64_t count);
 
-/* Fills hist[c] with the number of blocks of segment i that have c bits
- * set, c = 0..512, and returns the total number of bits set. */
-uint64_t bloom_fill(struct bloom *b, unsigned i,
-    uint64_t hist[BLOCK_BITS + 1]);
+/* Sets e from what the fill of segment i says (its bits, how many are
+ * set, the keys and the rate they suggest) and returns 0; or, for a
+ * generation of a window whose generations share one array (the
+ * age-partitioned layout), from the slot it took when it began, whose
+ * bits are one for each key of it and of the k - 1 generations after it,
+ * with fpr 0, and returns 1: the array is counted, and its rate given,
+ * once, by bloom_estimate_array.  Whatever the layout, the caller does
+ * not ask which. */
+int bloom_estimate(struct bloom *b, unsigned i, struct params_estimate *e);
 
-/* For generation i of an age-partitioned window (LAYOUT_APBF): sets
- * *slot_bits to the bits of the slot it took when it began, over all
- * groups, and returns how many of them are set: one for each key of it
- * and of the k - 1 generations after it.  0 and 0 for other segments. */
-uint64_t bloom_slot_fill(struct bloom *b, unsigned i, uint64_t *slot_bits);
+/* For a window whose generations share one array: sets e to the array's
+ * bits, how many are set, and the rate of a test of it when the live
+ * generation with the most keys holds most (items 0), and returns 1;
+ * returns 0, e zeroed, if b has no such array. */
+int bloom_estimate_array(struct bloom *b, uint64_t most,
+    struct params_estimate *e);
 
 /* Starts a new generation of a window now, forgetting the oldest.
  * Returns BLOOM_OK or a status. */

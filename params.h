@@ -70,6 +70,14 @@ double params_fill_bound(uint64_t n, uint64_t nblocks, unsigned hashes,
 double params_fpr_from_hist(const uint64_t hist[BLOCK_BITS + 1],
     uint64_t nblocks, unsigned hashes);
 
+/* What the fill of a segment, or of a generation's slot of one, says. */
+struct params_estimate {
+	uint64_t bits;		/* bits counted */
+	uint64_t bits_set;	/* of them, set */
+	double items;		/* distinct keys the fill suggests */
+	double fpr;		/* rate of a test of them, from the fill */
+};
+
 /*
  * The age-partitioned window layout (params.c says how it works): a key's
  * bits for every generation in one group of APBF_GROUP_BITS bits, two

@@ -3,7 +3,6 @@
  * estimated keys and false-positive rate, and the sums over the live
  * segments, which are what a check consults.
  */
-#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -44,58 +43,49 @@ window_times(const struct bloom *b, unsigned i, struct segment_stats *ss)
 }
 
 /*
- * Generation i of an age-partitioned window: its row shows the slot it
- * took when it began, whose bits are one for each key of it and of the
- * k - 1 generations after it (est_items estimates those keys); the array
- * they all share is counted once in the sums, its keys from the counters
- * of the live generations (a slot's fill mixes k generations) and its rate
- * from the fullest generation's load, as if every generation held as
- * many (params.c).
+ * The generations of a window whose generations share one array (the
+ * core says which: bloom_estimate): each row shows the slot its
+ * generation took when it began, whose bits are one for each key of it
+ * and of the k - 1 generations after it; the array is counted once in the
+ * sums, its keys from the counters of the live generations (a slot's fill
+ * mixes k generations) and its rate from the fullest generation's load,
+ * as if every generation held as many (bloom_estimate_array).  Returns
+ * that rate, or 0 if no generation shares an array.
  */
-static void
-aged_row(struct bloom *b, unsigned i, struct segment_stats *ss)
-{
-	const struct bloom_header *h = bloom_header(b);
-	unsigned w = APBF_GROUP_BITS / (h->seg[i].hashes + h->slots - 1);
-	uint64_t slot_bits, set = bloom_slot_fill(b, i, &slot_bits);
-	double groups = (double)slot_bits / w;
-
-	ss->bits = slot_bits;
-	ss->bits_set = set;
-	ss->estimated_items = set >= slot_bits ? groups * w * 64.0 :
-	    groups * log1p(-(double)set / (double)slot_bits) /
-	    log1p(-1.0 / w);
-}
-
-/* Adds the array of an age-partitioned window's generations to the sums
- * of st, once: its bits, their fill and its rate. */
 static double
-aged_sums(struct bloom *b, struct filter_stats *st)
+shared_sums(struct bloom *b, const unsigned char *shared,
+    struct filter_stats *st)
 {
-	static uint64_t hist[BLOCK_BITS + 1];
-	const struct bloom_header *h = bloom_header(b);
-	uint64_t most = 0, groups = h->seg[0].nblocks / APBF_GROUP_BLOCKS;
+	struct params_estimate e;
+	uint64_t most = 0;
 	unsigned i;
 
-	for (i = 0; i < h->slots; i++)
-		if (st->seg[i].live) {
+	for (i = 0; i < st->nsegments; i++)
+		if (shared[i] && st->seg[i].live) {
 			if (st->seg[i].inserted > most)
 				most = st->seg[i].inserted;
 			st->estimated_items += (double)st->seg[i].inserted;
 		}
-	st->bits += h->seg[0].nblocks * BLOCK_BITS;
-	st->bits_set += bloom_fill(b, 0, hist);
-	return params_apbf_fpr(h->seg[0].hashes, h->slots, (double)most /
-	    (double)groups);
+	if (!bloom_estimate_array(b, most, &e))
+		return 0.0;
+	st->bits += e.bits;
+	st->bits_set += e.bits_set;
+	for (i = 0; i < st->nsegments; i++)
+		if (shared[i]) {
+			st->seg[i].estimated_fpr = e.fpr;
+			if (st->seg[i].live)
+				st->inserted += st->seg[i].inserted;
+		}
+	return e.fpr;
 }
 
 int
 stats_compute(struct bloom *b, uint64_t file_size, struct filter_stats *st)
 {
-	static uint64_t hist[BLOCK_BITS + 1];
 	const struct bloom_header *h = bloom_header(b);
-	double pass = 1.0, aged_fpr = 0.0;
-	int aged = h->layout == LAYOUT_APBF;
+	unsigned char shared[SEGMENTS_MAX];
+	struct params_estimate e;
+	double pass = 1.0;
 	unsigned i;
 	int s;
 
@@ -118,20 +108,15 @@ stats_compute(struct bloom *b, uint64_t file_size, struct filter_stats *st)
 		const struct segment_info *info = &h->seg[i];
 
 		ss->live = bloom_is_live(b, i);
-		ss->bits = info->nblocks * BLOCK_BITS;
 		ss->hashes = info->hashes;
 		ss->capacity = info->capacity;
 		ss->target_fpr = info->target_fpr;
 		ss->inserted = bloom_inserted(b, i);
-		if (aged && i < h->slots)
-			aged_row(b, i, ss);
-		else {
-			ss->bits_set = bloom_fill(b, i, hist);
-			ss->estimated_items = params_estimate_items(
-			    ss->bits_set, info->nblocks, info->hashes);
-			ss->estimated_fpr = params_fpr_from_hist(hist,
-			    info->nblocks, info->hashes);
-		}
+		shared[i] = (unsigned char)bloom_estimate(b, i, &e);
+		ss->bits = e.bits;
+		ss->bits_set = e.bits_set;
+		ss->estimated_items = e.items;
+		ss->estimated_fpr = e.fpr;
 		ss->created_ms = ss->expires_ms = ss->generation = -1;
 		if (h->mode == MODE_WINDOW)
 			window_times(b, i, ss);
@@ -139,7 +124,7 @@ stats_compute(struct bloom *b, uint64_t file_size, struct filter_stats *st)
 			ss->created_ms = (int64_t)bloom_stamp(b, i);
 		if (h->mode == MODE_GROW)
 			st->capacity += ss->capacity;
-		if (!ss->live || (aged && i < h->slots))
+		if (!ss->live || shared[i])
 			continue;
 		st->bits += ss->bits;
 		st->bits_set += ss->bits_set;
@@ -147,15 +132,7 @@ stats_compute(struct bloom *b, uint64_t file_size, struct filter_stats *st)
 		st->inserted += ss->inserted;
 		pass *= 1.0 - ss->estimated_fpr;
 	}
-	if (aged) {
-		aged_fpr = aged_sums(b, st);
-		for (i = 0; i < h->slots; i++) {
-			st->seg[i].estimated_fpr = aged_fpr;
-			if (st->seg[i].live)
-				st->inserted += st->seg[i].inserted;
-		}
-		pass *= 1.0 - aged_fpr;
-	}
+	pass *= 1.0 - shared_sums(b, shared, st);
 	if (h->mode != MODE_GROW)
 		st->capacity = h->capacity;
 	st->fill = st->bits == 0 ? 0.0 : (double)st->bits_set /

@@ -17,6 +17,7 @@
  * emptied, or left unemptied by a process killed, reads as empty, and the
  * next rotation empties it.
  */
+#include <math.h>
 #include <string.h>
 
 #include "params.h"
@@ -180,15 +181,38 @@ layout_set(const struct segment *s, const uint64_t *hashes,
 	apbf_set(&s->apbf, hashes, idx, m, alone);
 }
 
-static uint64_t
-layout_slot_fill(const struct segment *s, uint64_t stamp,
-    uint64_t *slot_bits)
+/*
+ * A generation's slot, taken when it began: its bits are one for each key
+ * of it and of the k - 1 generations after it, which the fill estimates,
+ * slot by slot of w bits in each group, as for a Bloom filter of one
+ * hash.
+ */
+static void
+layout_slot_estimate(const struct segment *s, uint64_t stamp,
+    struct params_estimate *e)
 {
-	*slot_bits = s->apbf.ngroups * s->apbf.width;
-	if (stamp == 0)
-		return 0;
-	return apbf_slot_bits(&s->apbf, apbf_slot_of(stamp - 1,
-	    s->apbf.slots));
+	unsigned w = s->apbf.width;
+	uint64_t slot_bits = s->apbf.ngroups * w, set = 0;
+	double groups = (double)slot_bits / w;
+
+	if (stamp != 0)
+		set = apbf_slot_bits(&s->apbf, apbf_slot_of(stamp - 1,
+		    s->apbf.slots));
+	e->bits = slot_bits;
+	e->bits_set = set;
+	e->items = set >= slot_bits ? groups * w * 64.0 :
+	    groups * log1p(-(double)set / (double)slot_bits) /
+	    log1p(-1.0 / w);
+	e->fpr = 0.0;
+}
+
+/* The rate of the whole array as if every generation held as many keys
+ * as the fullest live one (params.c). */
+static double
+layout_array_fpr(const struct segment *s, uint64_t most)
+{
+	return params_apbf_fpr(s->apbf.hashes, s->apbf.slots -
+	    s->apbf.hashes + 1, (double)most / (double)s->apbf.ngroups);
 }
 
 /* A window's generations are the slots of one array, mapped once by its
@@ -202,7 +226,8 @@ const struct layout layout_apbf = {
 	.rebase = layout_rebase,
 	.add = layout_add,
 	.set = layout_set,
-	.slot_fill = layout_slot_fill,
+	.slot_estimate = layout_slot_estimate,
+	.array_fpr = layout_array_fpr,
 	.follow = ages_follow,
 	.mend_from = ages_mend_from,
 	.clear = ages_clear,

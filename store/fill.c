@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC
  * The fill of a segment, which stats and merge read: its bits counted
  * block by block, the holes of a sparse file counted as zero bits without
- * reading them; and the fill of one generation's slot of an
- * age-partitioned window.
+ * reading them; and what the fill says, through the segment's layout
+ * where its generations share one array (store/layout.h).
  */
 #include <string.h>
 
@@ -45,18 +45,47 @@ fill_count(struct bloom *b, unsigned i, uint64_t hist[BLOCK_BITS + 1])
 	return total;
 }
 
-uint64_t
-fill_slot(struct bloom *b, unsigned i, uint64_t *slot_bits)
+int
+fill_estimate(struct bloom *b, unsigned i, struct params_estimate *e)
 {
+	uint64_t hist[BLOCK_BITS + 1];
 	const struct segment *s = &b->seg[i];
 	uint64_t stamp;
 
-	*slot_bits = 0;
-	if (s->layout->slot_fill == NULL || s->stamp == NULL)
+	memset(e, 0, sizeof *e);
+	if (s->layout->slot_estimate != NULL) {
+		if (s->stamp == NULL)
+			return 1;
+		stamp = format_word_load(s->stamp);
+		if (stamp != 0 && !b->sparse && !b->prefaulted &&
+		    memory_fits(s->map_size))
+			segments_prefault(b);
+		s->layout->slot_estimate(s, stamp, e);
+		return 1;
+	}
+	e->bits = s->info.nblocks * BLOCK_BITS;
+	e->bits_set = fill_count(b, i, hist);
+	e->items = params_estimate_items(e->bits_set, s->info.nblocks,
+	    s->info.hashes);
+	e->fpr = params_fpr_from_hist(hist, s->info.nblocks, s->info.hashes);
+	return 0;
+}
+
+int
+fill_estimate_array(struct bloom *b, uint64_t most,
+    struct params_estimate *e)
+{
+	uint64_t hist[BLOCK_BITS + 1];
+	unsigned i;
+
+	memset(e, 0, sizeof *e);
+	for (i = 0; i < b->nmapped; i++)
+		if (b->seg[i].layout->array_fpr != NULL)
+			break;
+	if (i == b->nmapped)
 		return 0;
-	stamp = format_word_load(s->stamp);
-	if (stamp != 0 && !b->sparse && !b->prefaulted &&
-	    memory_fits(s->map_size))
-		segments_prefault(b);
-	return s->layout->slot_fill(s, stamp, slot_bits);
+	e->bits = b->seg[i].info.nblocks * BLOCK_BITS;
+	e->bits_set = fill_count(b, i, hist);
+	e->fpr = b->seg[i].layout->array_fpr(&b->seg[i], most);
+	return 1;
 }

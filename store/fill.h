@@ -15,9 +15,18 @@ struct bloom;
 uint64_t fill_count(struct bloom *b, unsigned i,
     uint64_t hist[BLOCK_BITS + 1]);
 
-/* For a generation i of an age-partitioned window: sets *slot_bits to the
- * bits of its slot over all groups and returns how many are set (0 and 0
- * for any other segment).  Reads a sparse file's holes as it maps them. */
-uint64_t fill_slot(struct bloom *b, unsigned i, uint64_t *slot_bits);
+/* Sets e from the fill of segment i of b and returns 0; or, for a
+ * generation of a window whose generations are slots of one array (its
+ * layout's slot_estimate), from the fill of its slot, with fpr 0, and
+ * returns 1: the array is counted once (fill_estimate_array).  Reads a
+ * sparse file's holes as zero bits without reading them. */
+int fill_estimate(struct bloom *b, unsigned i, struct params_estimate *e);
+
+/* For a window whose generations share one array: sets e to the array's
+ * bits, how many are set, and the rate of a test of it when the live
+ * generation with the most keys holds most (items 0), and returns 1;
+ * returns 0, e zeroed, if b has no such array. */
+int fill_estimate_array(struct bloom *b, uint64_t most,
+    struct params_estimate *e);
 
 #endif

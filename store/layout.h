@@ -54,10 +54,16 @@ struct layout {
 	void (*set)(const struct segment *s, const uint64_t *hashes,
 	    const uint32_t *idx, size_t m, int alone);
 	/* For a segment of a window whose generations are slots of one
-	 * array: sets *slot_bits to the bits of the slot of the generation
-	 * stamped stamp, and returns how many are set.  NULL otherwise. */
-	uint64_t (*slot_fill)(const struct segment *s, uint64_t stamp,
-	    uint64_t *slot_bits);
+	 * array: sets e from the fill of the slot of the generation stamped
+	 * stamp: its bits, how many are set and the keys they suggest (fpr
+	 * 0: a test reads the whole array, array_fpr).  NULL otherwise: the
+	 * segment's blocks are its own, and their fill says it all. */
+	void (*slot_estimate)(const struct segment *s, uint64_t stamp,
+	    struct params_estimate *e);
+	/* For such a segment: the rate of a test of the whole array when
+	 * the live generation with the most keys holds most.  NULL
+	 * otherwise. */
+	double (*array_fpr)(const struct segment *s, uint64_t most);
 	/*
 	 * For a window whose generations are in this layout (layout_of(h,
 	 * 0)), what its rotation does instead of giving each generation a
