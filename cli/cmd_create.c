@@ -213,8 +213,8 @@ differs(char *msg, size_t size, const struct bloom_header *have,
 		    mode[have->mode], mode[want->mode]) > 0;
 	if (have->layout != want->layout && layout_given)
 		return snprintf(msg, size, "--layout %s, not %s",
-		    have->layout == LAYOUT_APBF ? "apbf" : "blocked",
-		    want->layout == LAYOUT_APBF ? "apbf" : "blocked") > 0;
+		    format_layout_option(have->layout),
+		    format_layout_option(want->layout)) > 0;
 	NUMBER(have->mode == MODE_WINDOW && have->slots != want->slots,
 	    "--generations", have->slots, want->slots);
 	NUMBER(have->window_ms != want->window_ms, "--window (ms)",
@@ -590,11 +590,7 @@ cmd_create(int argc, char **argv)
 				    "2w, not '%s'", optarg);
 			break;
 		case OPT_LAYOUT:
-			if (strcmp(optarg, "blocked") == 0)
-				spec.layout = LAYOUT_BLOCKED512;
-			else if (strcmp(optarg, "apbf") == 0)
-				spec.layout = LAYOUT_APBF;
-			else
+			if (format_layout_parse(optarg, &spec.layout) == -1)
 				usage_error(CMD_CREATE, "create: --layout takes "
 				    "blocked or apbf, not '%s'", optarg);
 			have_layout = 1;

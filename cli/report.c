@@ -146,19 +146,16 @@ void
 report_stats_text(FILE *fp, const char *path, const struct bloom_header *h,
     const struct filter_stats *st)
 {
+	char detail[80];
 	unsigned i;
 
 	fputs("file: ", fp);
 	quote_fputs(fp, path);
 	fputc('\n', fp);
 	fprintf(fp, "format: %" PRIu32 "\n", h->version);
-	if (h->layout == LAYOUT_APBF)
-		fprintf(fp, "layout: apbf (age-partitioned: %u slots of %u "
-		    "bits in 1024-bit groups)\n", h->seg[0].hashes +
-		    h->slots - 1, APBF_GROUP_BITS / (h->seg[0].hashes +
-		    h->slots - 1));
-	else
-		fprintf(fp, "layout: blocked512 (512-bit blocks)\n");
+	format_layout_detail(h, detail, sizeof detail);
+	fprintf(fp, "layout: %s (%s)\n", format_layout_name(h->layout),
+	    detail);
 	fprintf(fp, "hash: xxh3-64\n");
 	fprintf(fp, "mode: %s\n", stats_mode_name(h->mode));
 	if (h->slices != 0)
@@ -309,8 +306,7 @@ report_stats_json(FILE *fp, const char *path, const struct bloom_header *h,
 	json_string(fp, path);
 	fprintf(fp, ",\"format\":%" PRIu32 ",\"layout\":\"%s\""
 	    ",\"hash\":\"xxh3-64\",\"mode\":\"%s\"", h->version,
-	    h->layout == LAYOUT_APBF ? "apbf" : "blocked512",
-	    stats_mode_name(h->mode));
+	    format_layout_name(h->layout), stats_mode_name(h->mode));
 	if (h->slices != 0)
 		fprintf(fp, ",\"slice\":%" PRIu32 ",\"slices\":%" PRIu32
 		    ",\"whole_bits\":%" PRIu64, h->slice, h->slices,
@@ -394,8 +390,8 @@ print_layout_reason(FILE *fp, const struct bloom_header *h,
 
 	fputs("layout_reason: ", fp);
 	if (chosen->reason == PLAN_LAYOUT_GIVEN) {
-		fprintf(fp, "--layout %s\n", h->layout == LAYOUT_APBF ?
-		    "apbf" : "blocked");
+		fprintf(fp, "--layout %s\n",
+		    format_layout_option(h->layout));
 		return;
 	}
 	fprintf(fp, "the default for %" PRIu32 " generations at fpr ",
@@ -427,6 +423,7 @@ report_plan(FILE *fp, const char *path, const struct bloom_header *h,
 {
 	struct segment_info next;
 	uint64_t offset, blocks = 0;
+	char detail[80];
 	unsigned i;
 
 	/* The generations of the age-partitioned layout share one array. */
@@ -437,13 +434,11 @@ report_plan(FILE *fp, const char *path, const struct bloom_header *h,
 	quote_fputs(fp, path);
 	fputs(" (not created: --dry-run)\n", fp);
 	fprintf(fp, "mode: %s\n", stats_mode_name(h->mode));
-	if (h->layout == LAYOUT_APBF)
-		fprintf(fp, "layout: apbf (age-partitioned: %u slots of %u "
-		    "bits in 1024-bit groups; the generations share one "
-		    "array)\n", h->seg[0].hashes + h->slots - 1,
-		    APBF_GROUP_BITS / (h->seg[0].hashes + h->slots - 1));
-	else if (h->mode == MODE_WINDOW)
-		fputs("layout: blocked512 (512-bit blocks)\n", fp);
+	format_layout_detail(h, detail, sizeof detail);
+	if (h->mode == MODE_WINDOW)
+		fprintf(fp, "layout: %s (%s%s)\n", format_layout_name(h->layout),
+		    detail, plan_shares_array(h, 1) ?
+		    "; the generations share one array" : "");
 	if (chosen != NULL && h->mode == MODE_WINDOW)
 		print_layout_reason(fp, h, chosen);
 	if (h->slices != 0)

@@ -50,13 +50,6 @@ refuse(struct merge_mismatch *mm, const char *reason)
 
 static const char *const mode_names[] = { "fixed", "grow", "window" };
 
-/* Returns the name create --layout takes for layout id l. */
-static const char *
-layout_name(uint32_t l)
-{
-	return l == LAYOUT_APBF ? "apbf" : "blocked";
-}
-
 /* Compares the geometry of segment i of both. */
 static int
 same_segment(const struct bloom *t, const struct bloom *s, unsigned i,
@@ -202,9 +195,9 @@ merge_check(const struct bloom *t, const struct bloom *s,
 	if (th->layout != sh->layout) {
 		snprintf(mm->field, sizeof mm->field, "layout");
 		snprintf(mm->target, sizeof mm->target, "%s",
-		    layout_name(th->layout));
+		    format_layout_option(th->layout));
 		snprintf(mm->source, sizeof mm->source, "%s",
-		    layout_name(sh->layout));
+		    format_layout_option(sh->layout));
 		mm->reason = NULL;
 		return -1;
 	}

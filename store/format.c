@@ -79,6 +79,7 @@
  *			1 + the generation it holds, or 0 if none yet
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <errno.h>
 
@@ -595,6 +596,66 @@ uint64_t
 format_clock_base(const struct bloom_header *h)
 {
 	return h->base_ms != 0 ? h->base_ms : h->created_ms;
+}
+
+/* ==== Layouts by name ==== */
+
+/* Each layout the format knows: its id, create --layout's name for it and
+ * the name stats gives it. */
+static const struct {
+	uint32_t id;
+	const char *option;
+	const char *name;
+} layouts[] = {
+	{ LAYOUT_BLOCKED512, "blocked", "blocked512" },
+	{ LAYOUT_APBF, "apbf", "apbf" },
+};
+
+const char *
+format_layout_option(uint32_t l)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
+		if (layouts[i].id == l)
+			return layouts[i].option;
+	return NULL;
+}
+
+const char *
+format_layout_name(uint32_t l)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
+		if (layouts[i].id == l)
+			return layouts[i].name;
+	return NULL;
+}
+
+int
+format_layout_parse(const char *name, uint32_t *l)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
+		if (strcmp(layouts[i].option, name) == 0) {
+			*l = layouts[i].id;
+			return 0;
+		}
+	return -1;
+}
+
+int
+format_layout_detail(const struct bloom_header *h, char *buf, size_t size)
+{
+	unsigned slots = h->seg[0].hashes + h->slots - 1;
+
+	if (h->layout == LAYOUT_APBF)
+		return snprintf(buf, size, "age-partitioned: %u slots of %u "
+		    "bits in %u-bit groups", slots, APBF_GROUP_BITS / slots,
+		    APBF_GROUP_BITS);
+	return snprintf(buf, size, "%u-bit blocks", BLOCK_BITS);
 }
 
 void

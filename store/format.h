@@ -219,6 +219,27 @@ uint64_t format_epoch(const unsigned char *head);
  * base, or its creation time if none was stored. */
 uint64_t format_clock_base(const struct bloom_header *h);
 
+/* ==== Layouts by name ==== */
+
+/* Returns the name create --layout takes for layout l ("blocked",
+ * "apbf"), or NULL if the format knows no such layout. */
+const char *format_layout_option(uint32_t l);
+
+/* Returns the name stats gives layout l ("blocked512", "apbf"), or NULL
+ * if the format knows no such layout. */
+const char *format_layout_name(uint32_t l);
+
+/* Sets *l to the layout whose create --layout name is name.  Returns 0,
+ * or -1 if no layout has that name. */
+int format_layout_parse(const char *name, uint32_t *l);
+
+/* Writes into buf, of size bytes (with its NUL), what a block of h's
+ * layout holds, for stats and the dry run: "512-bit blocks", or for an
+ * age-partitioned window "age-partitioned: S slots of W bits in
+ * 1024-bit groups".  Returns what snprintf(3) does. */
+int format_layout_detail(const struct bloom_header *h, char *buf,
+    size_t size);
+
 /* Memory that add --new takes beyond the caller's: the claim table it
  * shares with the other adders of the filter (claims.c), and per new key
  * of a chunk tested at once, what finding repeats in it may take
