@@ -33,7 +33,6 @@
 struct bloom;		/* an open filter */
 struct bloom_sweep;	/* a sorted sweep's plan and scratch (below) */
 struct memory_plan;	/* lib/memory.h */
-struct segment;		/* one of its segments, as mapped */
 struct bloom_pretest;	/* segments a reader thread tests ahead */
 
 /* ==== Opening and closing ==== */
