@@ -102,6 +102,18 @@ check_fails() {
 	[ "$status" -eq 1 ]
 }
 
+@test "layers: above store/, only create's option names a layout id: stats, merge and the reports ask the core and the format" {
+	# A layout is a unit (issue 33): which one a segment has is asked of
+	# its table in store/, its names of the format's (format_layout_*);
+	# only create's option handling, which chooses one, names the ids.
+	cd "$root"
+	run grep -rnE 'LAYOUT_(APBF|BLOCKED512)\b' --include='*.c' \
+	    --include='*.h' cli.c cli.h bloom.c bloom.h cli filter stream
+	printf '%s\n' "$output"
+	[ "$status" -eq 0 ]
+	[ -z "$(printf '%s\n' "$output" | grep -v '^cli/cmd_create\.c:')" ]
+}
+
 @test "layers: a private header of store/ made public by bloom.h fails" {
 	tree
 	printf '%s\n' '#include "store/seg.h"' >>bloom.h
