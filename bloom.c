@@ -732,9 +732,9 @@ bloom_add_set(struct bloom *b, const struct bloom_pass *v,
 int
 bloom_settle(const struct segment *s, const unsigned char *buf,
     uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
-    unsigned char *found)
+    unsigned char *found, void **scratch, size_t *size)
 {
-	return mates_list(s, buf, first, hashes, idx, m, found);
+	return mates_list(s, buf, first, hashes, idx, m, found, scratch, size);
 }
 
 /* ==== Reader threads' pretests ==== */

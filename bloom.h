@@ -298,15 +298,17 @@ struct bloom_pass {
 };
 
 /* For a visit of BLOOM_VISIT_SETTLE, once it has tested the m keys idx
- * lists (in increasing order; keys 0 to m if NULL) against segment s: marks found (1) each of
- * them not found whose missing bits the ones before it not found would
- * set, as adding them one at a time would, reading their blocks from buf,
- * which holds s's blocks from block first on, or from the mapping if buf
- * is NULL.  The keys of one block must all be in one call.  Returns 0, or
- * -1 with errno set (no memory) and found as it was. */
+ * lists (in increasing order; keys 0 to m if NULL) against segment s:
+ * marks found (1) each of them not found whose missing bits the ones
+ * before it not found would set, as adding them one at a time would,
+ * reading their blocks from buf, which holds s's blocks from block first
+ * on, or from the mapping if buf is NULL.  The keys of one block must all
+ * be in one call.  It works in *scratch, of *size bytes (NULL and 0 at
+ * first), which it grows as needed and the caller frees with free(3).
+ * Returns 0, or -1 with errno set (no memory) and found as it was. */
 int bloom_settle(const struct segment *s, const unsigned char *buf,
     uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
-    unsigned char *found);
+    unsigned char *found, void **scratch, size_t *size);
 
 /* ==== Whole segments ==== */
 

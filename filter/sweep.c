@@ -89,6 +89,7 @@ sweep_free(struct sweep *w)
 	free(w->got);
 	free(w->window[0]);
 	free(w->window[1]);
+	free(w->mates);
 	memset(w, 0, sizeof *w);
 	w->fd = -1;
 }
@@ -190,7 +191,7 @@ settle_window(struct sweep *w, const struct segment *s,
     size_t lo, size_t hi, unsigned char *res)
 {
 	if (bloom_settle(s, buf, first, hashes, w->order + lo, hi - lo,
-	    res) == -1 && w->write_error == 0)
+	    res, &w->mates, &w->mates_size) == -1 && w->write_error == 0)
 		w->write_error = errno;
 }
 

@@ -39,6 +39,9 @@ struct sweep {
 				 * caller's flags */
 	unsigned char *window[2];	/* out of core: windows read with
 				 * pread, one while the other is worked on */
+	void *mates;		/* bloom_settle's scratch, kept from one
+				 * window to the next */
+	size_t mates_size;	/* its bytes */
 };
 
 /* Sets w up for plan p and batches of up to cap keys.  Returns 0, or -1

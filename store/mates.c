@@ -291,22 +291,20 @@ mates_chunk(const struct segment *t, const uint64_t *hashes,
 /*
  * Keeps of the nm mates, in chunk order, those that share their block
  * with another, exactly: a bitmap of one bit per block of the span
- * blocks from lo on that holds them all.  The keys of a sorted pass's
- * window lie in such a run, and are too many for mates_sharing's bitmap,
- * which they would fill (16 keys a bit at 1 M): nearly every key would
- * be sorted and looked up.  Returns how many are kept, or SIZE_MAX if
- * there is no memory for the bitmap.
+ * blocks from lo on that holds them all, in once, which has room for
+ * 2 * (span + 63) / 64 words.  The keys of a sorted pass's window lie in
+ * such a run, and are too many for mates_sharing's bitmap, which they
+ * would fill (16 keys a bit at 1 M): nearly every key would be sorted
+ * and looked up.  Returns how many are kept.
  */
 static size_t
 mates_sharing_in(const struct segment *t, struct mate *m, size_t nm,
-    uint64_t lo, uint64_t span)
+    uint64_t lo, uint64_t span, uint64_t *once)
 {
 	size_t words = (size_t)((span + 63) / 64), i, j;
-	uint64_t *once = calloc(2 * words, sizeof once[0]), *twice, x;
+	uint64_t *twice = once + words, x;
 
-	if (once == NULL)
-		return SIZE_MAX;
-	twice = once + words;
+	memset(once, 0, 2 * words * sizeof once[0]);
 	for (j = 0; j < nm; j++) {
 		x = block_index(t, m[j].hash) - lo;
 		twice[x >> 6] |= once[x >> 6] & (uint64_t)1 << (x & 63);
@@ -317,8 +315,23 @@ mates_sharing_in(const struct segment *t, struct mate *m, size_t nm,
 		m[i] = m[j];
 		i += twice[x >> 6] >> (x & 63) & 1;
 	}
-	free(once);
 	return i;
+}
+
+/* Makes *scratch, of *size bytes, at least need bytes, keeping what it
+ * holds.  Returns 0, or -1 with errno set and *scratch as it was. */
+static int
+scratch_room(void **scratch, size_t *size, size_t need)
+{
+	void *p;
+
+	if (*size >= need)
+		return 0;
+	if ((p = realloc(*scratch, need)) == NULL)
+		return -1;
+	*scratch = p;
+	*size = need;
+	return 0;
 }
 
 /* Key j of a list: idx[j], or j if idx is NULL. */
@@ -327,18 +340,22 @@ mates_sharing_in(const struct segment *t, struct mate *m, size_t nm,
 int
 mates_list(const struct segment *t, const unsigned char *buf,
     uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
-    unsigned char *found)
+    unsigned char *found, void **scratch, size_t *size)
 {
 	struct mate *mt;
-	size_t j, nm = 0, sharing;
+	size_t j, nm = 0, sharing, words = 0;
 	uint64_t lo = UINT64_MAX, hi = 0, block;
 
 	for (j = 0; j < m; j++)
 		nm += found[LISTED(j)] == 0;
 	if (nm < 2)
 		return 0;
-	if ((mt = malloc(2 * nm * sizeof mt[0])) == NULL)
+	/* The mates, room to sort them, then the bitmap of the span they
+	 * lie in: the scratch of the calls before, grown if need be (a
+	 * sorted pass calls once per window). */
+	if (scratch_room(scratch, size, 2 * nm * sizeof mt[0]) == -1)
 		return -1;
+	mt = *scratch;
 	for (j = nm = 0; j < m; j++) {
 		mt[nm].hash = hashes[LISTED(j)];
 		mt[nm].key = LISTED(j);
@@ -349,14 +366,15 @@ mates_list(const struct segment *t, const unsigned char *buf,
 		lo = block < lo ? block : lo;
 		hi = block > hi ? block : hi;
 	}
-	sharing = hi - lo < MATES_SPAN_MAX ? mates_sharing_in(t, mt, nm, lo,
-	    hi - lo + 1) : mates_sharing(t, mt, nm);
-	if (sharing == SIZE_MAX) {
-		free(mt);
+	if (hi - lo < MATES_SPAN_MAX)
+		words = (size_t)((hi - lo + 1 + 63) / 64);
+	if (words > 0 && scratch_room(scratch, size, 2 * nm * sizeof mt[0] +
+	    2 * words * sizeof(uint64_t)) == -1)
 		return -1;
-	}
+	mt = *scratch;
+	sharing = words > 0 ? mates_sharing_in(t, mt, nm, lo, hi - lo + 1,
+	    (uint64_t *)(void *)(mt + 2 * nm)) : mates_sharing(t, mt, nm);
 	mates_settle(t, buf, first, found, 1, mt, mt + nm, sharing, lo,
 	    hi - lo + 1, 0);
-	free(mt);
 	return 0;
 }
