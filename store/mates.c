@@ -346,21 +346,25 @@ mates_list(const struct segment *t, const unsigned char *buf,
 	size_t j, nm = 0, sharing, words = 0;
 	uint64_t lo = UINT64_MAX, hi = 0, block;
 
-	for (j = 0; j < m; j++)
-		nm += found[LISTED(j)] == 0;
-	if (nm < 2)
-		return 0;
 	/* The mates, room to sort them, then the bitmap of the span they
 	 * lie in: the scratch of the calls before, grown if need be (a
-	 * sorted pass calls once per window). */
-	if (scratch_room(scratch, size, 2 * nm * sizeof mt[0]) == -1)
+	 * sorted pass calls once per window).  The keys listed are spread
+	 * over the batch, each hash and flag a cache miss of its own: they
+	 * are read once, loaded ahead. */
+	if (scratch_room(scratch, size, 2 * m * sizeof mt[0]) == -1)
 		return -1;
 	mt = *scratch;
-	for (j = nm = 0; j < m; j++) {
+	for (j = 0; j < m; j++) {
+		if (j + MATES_AHEAD < m) {
+			__builtin_prefetch(&hashes[LISTED(j + MATES_AHEAD)]);
+			__builtin_prefetch(&found[LISTED(j + MATES_AHEAD)]);
+		}
 		mt[nm].hash = hashes[LISTED(j)];
 		mt[nm].key = LISTED(j);
 		nm += found[LISTED(j)] == 0;
 	}
+	if (nm < 2)
+		return 0;
 	for (j = 0; j < nm; j++) {
 		block = block_index(t, mt[j].hash);
 		lo = block < lo ? block : lo;
