@@ -31,14 +31,17 @@ int mates_chunk(const struct segment *t, const uint64_t *hashes,
     unsigned char flag, int sorted);
 
 /* Marks found (1) each of the m keys that idx lists, in increasing
- * order (keys 0 to m if idx is NULL), that found marks 0 (not in segment t) and whose missing bits the
- * keys before it in the list that found marks 0 would set: the answers of
- * adding the keys one at a time, for a sorted pass that tests a block's
- * keys together.  The keys' blocks are read from buf, which holds t's
- * blocks from first on, or from the mapping if buf is NULL.  Returns 0,
- * or -1 with errno set (no memory) and found as it was. */
+ * order (keys 0 to m if idx is NULL), that found marks 0 (not in segment
+ * t) and whose missing bits the keys before it in the list that found
+ * marks 0 would set: the answers of adding the keys one at a time, for a
+ * sorted pass that tests a block's keys together.  The keys' blocks are
+ * read from buf, which holds t's blocks from first on, or from the
+ * mapping if buf is NULL.  It works in *scratch, of *size bytes (NULL
+ * and 0 at first), which it grows as needed and the caller frees: a
+ * sorted pass calls it once per window.  Returns 0, or -1 with errno set
+ * (no memory) and found as it was. */
 int mates_list(const struct segment *t, const unsigned char *buf,
     uint64_t first, const uint64_t *hashes, const uint32_t *idx, size_t m,
-    unsigned char *found);
+    unsigned char *found, void **scratch, size_t *size);
 
 #endif

@@ -96,6 +96,7 @@ sweep_free(struct bloom_sweep *w)
 	free(w->got);
 	free(w->window[0]);
 	free(w->window[1]);
+	free(w->mates);
 	free(w);
 }
 
@@ -197,7 +198,7 @@ settle_window(struct bloom_sweep *w, const struct segment *s,
     size_t lo, size_t hi, unsigned char *res)
 {
 	if (mates_list(s, buf, first, hashes, w->order + lo, hi - lo,
-	    res) == -1 && w->write_error == 0)
+	    res, &w->mates, &w->mates_size) == -1 && w->write_error == 0)
 		w->write_error = errno;
 }
 

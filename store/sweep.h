@@ -50,6 +50,9 @@ struct bloom_sweep {
 				 * caller's flags */
 	unsigned char *window[2];	/* out of core: windows read with
 				 * pread, one while the other is worked on */
+	void *mates;		/* mates_list's scratch, kept from one
+				 * window to the next */
+	size_t mates_size;	/* its bytes */
 };
 
 /* Returns a sweep for plan p and batches of up to cap keys, or NULL
