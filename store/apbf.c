@@ -208,22 +208,42 @@ apbf_test(const struct apbf_view *v, const uint64_t *hashes,
 	return apbf_test_scalar(v, hashes, idx, m, found);
 }
 
-/* Sets word[a] and bit[a] to where the key's bit is in the slot of age a,
- * for the k newest slots of its group grp, drawing only the SplitMix64
- * words of those slots; returns the bits of them that are clear. */
-static inline uint64_t
-newest_bits(const struct apbf_view *v, const uint64_t *grp, uint64_t h,
-    unsigned word[APBF_K_MAX], uint64_t bit[APBF_K_MAX])
+/* Sets pos[j] to the offset in the group of the key's bit in slot j, for
+ * the k newest slots, drawing only the SplitMix64 words of those slots. */
+static inline void
+newest_positions(const struct apbf_view *v, uint64_t h,
+    unsigned pos[APBF_SLOTS_MAX])
 {
-	uint64_t raw = 0, clear = 0;
-	unsigned j, a, pos;
+	uint64_t raw = 0;
+	unsigned j, a;
 
 	for (a = 0, j = v->newest; a < v->hashes; a++) {
 		if (a == 0 || j % 4 == 0)
 			raw = apbf_draw_one(h, j / 4);
-		pos = apbf_slot_bit(raw, j, v->width);
-		word[a] = pos / 64;
-		bit[a] = le64((uint64_t)1 << (pos % 64));
+		pos[j] = apbf_slot_bit(raw, j, v->width);
+		if (++j == v->slots)
+			j = 0;
+	}
+}
+
+/* Sets word[a] and bit[a] to where the key's bit is in the slot of age a,
+ * for the k newest slots of its group grp, pos[j] its offset in slot j;
+ * returns the bits of them that are clear. */
+#ifdef __GNUC__
+__attribute__((always_inline))	/* into add_wide too: 40 ns a key out of
+				 * the caches as a call, 31 inlined */
+#endif
+static inline uint64_t
+newest_bits(const struct apbf_view *v, const uint64_t *grp,
+    const unsigned pos[APBF_SLOTS_MAX], unsigned word[APBF_K_MAX],
+    uint64_t bit[APBF_K_MAX])
+{
+	uint64_t clear = 0;
+	unsigned j, a;
+
+	for (a = 0, j = v->newest; a < v->hashes; a++) {
+		word[a] = pos[j] / 64;
+		bit[a] = le64((uint64_t)1 << (pos[j] % 64));
 		clear |= bit[a] & ~__atomic_load_n(&grp[word[a]],
 		    __ATOMIC_RELAXED);
 		if (++j == v->slots)
@@ -232,20 +252,23 @@ newest_bits(const struct apbf_view *v, const uint64_t *grp, uint64_t h,
 	return clear;
 }
 
-/* Sets the key's bit in the k newest slots of its group; returns 1 if
- * one was clear.  Draws only the SplitMix64 words of those slots.  A key
- * whose bits are all set stores nothing, as the blocked layout's adds:
- * lines seen again in their generation leave a page they alone touch
- * clean (unless the adds were many enough to make every page writable up
- * front).  One branch a key, not one a bit, which cost a mispredict for
- * bits set by chance. */
+/* Sets the key's bit in the k newest slots of its group grp, pos[j] its
+ * offset in slot j; returns 1 if one was clear.  A key whose bits are all
+ * set stores nothing, as the blocked layout's adds: lines seen again in
+ * their generation leave a page they alone touch clean (unless the adds
+ * were many enough to make every page writable up front).  One branch a
+ * key, not one a bit, which cost a mispredict for bits set by chance. */
+#ifdef __GNUC__
+__attribute__((always_inline))
+#endif
 static inline int
-set_key(const struct apbf_view *v, uint64_t h, int alone)
+set_key(const struct apbf_view *v, uint64_t *grp,
+    const unsigned pos[APBF_SLOTS_MAX], int alone)
 {
-	uint64_t *grp = group_of(v, h), bit[APBF_K_MAX];
+	uint64_t bit[APBF_K_MAX];
 	unsigned a, word[APBF_K_MAX];
 
-	if (newest_bits(v, grp, h, word, bit) == 0)
+	if (newest_bits(v, grp, pos, word, bit) == 0)
 		return 0;
 	for (a = 0; a < v->hashes; a++) {
 		if (alone)
@@ -274,25 +297,98 @@ newest_blocks(const struct apbf_view *v)
 }
 
 
+/*
+ * The loop of apbf_add over the m keys idx lists (or all m): each key's
+ * bit set in the k newest slots of its group, its positions found by
+ * POSITIONS (newest_positions or all_positions_wide); isnew[key] set if
+ * isnew is not NULL, fresh raised by the keys that had a bit clear.  A
+ * macro, as TEST_LIST.
+ */
+#define ADD_LIST(POSITIONS) do {					\
+	unsigned blocks_ = newest_blocks(v), pos_[APBF_SLOTS_MAX];	\
+	size_t j_;							\
+	uint32_t key_;							\
+	int new_;							\
+									\
+	for (j_ = 0; j_ < m && j_ < AHEAD; j_++)			\
+		PREFETCH_BLOCKS(v, hashes[LISTED(j_)], blocks_);	\
+	for (j_ = 0; j_ < m; j_++) {					\
+		key_ = LISTED(j_);					\
+		if (j_ + AHEAD < m)					\
+			PREFETCH_BLOCKS(v, hashes[LISTED(j_ + AHEAD)],	\
+			    blocks_);					\
+		POSITIONS(v, hashes[key_], pos_);			\
+		new_ = set_key(v, group_of(v, hashes[key_]), pos_, alone); \
+		if (isnew != NULL)					\
+			isnew[key_] = (unsigned char)new_;		\
+		fresh += (size_t)new_;					\
+	}								\
+} while (0)
+
+static size_t
+add_scalar(const struct apbf_view *v, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *isnew, int alone)
+{
+	size_t fresh = 0;
+
+	ADD_LIST(newest_positions);
+	return fresh;
+}
+
+#ifdef APBF_WIDE
+/*
+ * Sets pos[j] to the offset in the group of the key's bit in every slot j
+ * (and in slots past the last, up to a multiple of 16): sixteen at a
+ * time, as matched_wide draws them, the same as newest_positions finds.
+ * The scalar draws and products of the k newest slots were most of an
+ * add's time, in the caches or not.
+ */
+__attribute__((target("avx512f,avx512dq"))) static inline void
+all_positions_wide(const struct apbf_view *v, uint64_t h,
+    unsigned pos[APBF_SLOTS_MAX])
+{
+	__m512i z;
+	unsigned first;
+
+	for (first = 0; first < v->slots; first += 32) {
+		z = apbf_draw_wide(h, first / 4);
+		_mm512_storeu_si512((void *)(pos + first), apbf_positions16(
+		    _mm512_castsi512_si256(z), first, v->width));
+		if (first + 16 < v->slots)
+			_mm512_storeu_si512((void *)(pos + first + 16),
+			    apbf_positions16(_mm512_extracti64x4_epi64(z, 1),
+			    first + 16, v->width));
+	}
+}
+
+__attribute__((target("avx512f,avx512dq"))) static size_t
+add_wide(const struct apbf_view *v, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *isnew, int alone)
+{
+	size_t fresh = 0;
+
+	ADD_LIST(all_positions_wide);
+	return fresh;
+}
+#endif
+
+/* apbf_add, and apbf_set if isnew is NULL. */
+static size_t
+add_list(const struct apbf_view *v, const uint64_t *hashes,
+    const uint32_t *idx, size_t m, unsigned char *isnew, int alone)
+{
+#ifdef APBF_WIDE
+	if (apbf_wide_ok())
+		return add_wide(v, hashes, idx, m, isnew, alone);
+#endif
+	return add_scalar(v, hashes, idx, m, isnew, alone);
+}
+
 size_t
 apbf_add(const struct apbf_view *v, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *isnew, int alone)
 {
-	unsigned blocks = newest_blocks(v);
-	size_t j, fresh = 0;
-	uint32_t key;
-
-	for (j = 0; j < m && j < AHEAD; j++)
-		PREFETCH_BLOCKS(v, hashes[LISTED(j)], blocks);
-	for (j = 0; j < m; j++) {
-		key = LISTED(j);
-		if (j + AHEAD < m)
-			PREFETCH_BLOCKS(v, hashes[LISTED(j + AHEAD)],
-			    blocks);
-		isnew[key] = (unsigned char)set_key(v, hashes[key], alone);
-		fresh += isnew[key];
-	}
-	return fresh;
+	return add_list(v, hashes, idx, m, isnew, alone);
 }
 
 void
@@ -300,14 +396,15 @@ apbf_held(const struct apbf_view *v, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *held)
 {
 	uint64_t bit[APBF_K_MAX];
-	unsigned word[APBF_K_MAX];
+	unsigned word[APBF_K_MAX], pos[APBF_SLOTS_MAX];
 	size_t j;
 	uint32_t key;
 
 	for (j = 0; j < m; j++) {
 		key = LISTED(j);
-		held[key] = newest_bits(v, group_of(v, hashes[key]),
-		    hashes[key], word, bit) == 0;
+		newest_positions(v, hashes[key], pos);
+		held[key] = newest_bits(v, group_of(v, hashes[key]), pos,
+		    word, bit) == 0;
 	}
 }
 
@@ -398,14 +495,5 @@ void
 apbf_set(const struct apbf_view *v, const uint64_t *hashes,
     const uint32_t *idx, size_t m, int alone)
 {
-	unsigned blocks = newest_blocks(v);
-	size_t j;
-
-	for (j = 0; j < m && j < AHEAD; j++)
-		PREFETCH_BLOCKS(v, hashes[LISTED(j)], blocks);
-	for (j = 0; j < m; j++) {
-		if (j + AHEAD < m)
-			PREFETCH_BLOCKS(v, hashes[LISTED(j + AHEAD)], blocks);
-		set_key(v, hashes[LISTED(j)], alone);
-	}
+	add_list(v, hashes, idx, m, NULL, alone);
 }

@@ -5,8 +5,10 @@
  * (has_bits, store/kernel.h) on this processor, for every hash count from
  * 1 to 24, over blocks from empty to full and blocks that hold the key;
  * and that the vector test of the age-partitioned layout (store/apbf.c,
- * matched_wide) finds the same slots as the scalar one (matched) for
- * layouts from 2 to 64 generations.  Exits 0 if they agree, 1 if they do
+ * matched_wide) finds the same slots as the scalar one (matched), and
+ * its vector draw of an add's positions (all_positions_wide) the same as
+ * the scalar one (newest_positions), for layouts from 2 to 64
+ * generations.  Exits 0 if they agree, 1 if they do
  * not, 2 if the processor has no vector test to check.
  *
  * It includes store/wide.c and store/apbf.c, whose kernels are its own.
@@ -36,7 +38,8 @@ check_apbf(void)
 	uint64_t group[16] __attribute__((aligned(64)));
 	uint64_t state = 7, h, a, b, kept, runs[2] = { 0, 0 };
 	struct apbf_view v;
-	unsigned round, i, fill, n = sizeof layout / sizeof layout[0];
+	unsigned round, i, j, fill, n = sizeof layout / sizeof layout[0];
+	unsigned pos[APBF_SLOTS_MAX], wide[APBF_SLOTS_MAX];
 
 	for (round = 0; round < 200000; round++) {
 		memset(&v, 0, sizeof v);
@@ -55,8 +58,20 @@ check_apbf(void)
 			    fill == 1 ? kept & next(&state) :
 			    fill == 2 ? kept : kept | next(&state);
 		}
+		newest_positions(&v, h, pos);
+		all_positions_wide(&v, h, wide);
+		for (i = 0, j = v.newest; i < v.hashes; i++) {
+			if (pos[j] != wide[j]) {
+				printf("kernels: apbf hash %016jx, k %u, %u "
+				    "slots: slot %u at %u, vector %u\n",
+				    (uintmax_t)h, v.hashes, v.slots, j, pos[j],
+				    wide[j]);
+				return 1;
+			}
+			j = j + 1 == v.slots ? 0 : j + 1;
+		}
 		if (round % 4 == 0)
-			set_key(&v, h, 1);
+			set_key(&v, group, pos, 1);
 		a = matched(&v, group, h);
 		b = matched_wide(&v, group, h);
 		if (a != b) {
