@@ -374,7 +374,7 @@ add_wide(const struct apbf_view *v, const uint64_t *hashes,
 
 /* apbf_add, and apbf_set if isnew is NULL. */
 static size_t
-add_list(const struct apbf_view *v, const uint64_t *hashes,
+apbf_add_list(const struct apbf_view *v, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *isnew, int alone)
 {
 #ifdef APBF_WIDE
@@ -388,7 +388,7 @@ size_t
 apbf_add(const struct apbf_view *v, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *isnew, int alone)
 {
-	return add_list(v, hashes, idx, m, isnew, alone);
+	return apbf_add_list(v, hashes, idx, m, isnew, alone);
 }
 
 void
@@ -495,5 +495,5 @@ void
 apbf_set(const struct apbf_view *v, const uint64_t *hashes,
     const uint32_t *idx, size_t m, int alone)
 {
-	add_list(v, hashes, idx, m, NULL, alone);
+	apbf_add_list(v, hashes, idx, m, NULL, alone);
 }
