@@ -39,9 +39,10 @@ void segments_prefault(struct bloom *b);
 
 /* Maps every page of an age-partitioned window's array (mapped with
  * generation 0) writable in one call, ahead of adds many enough to write
- * most of them: a fault per page for writing costs more.  It makes every
- * page dirty, to be written back whether an add changed it or not.  Notes
- * it in b->populated. */
+ * most of them: a fault per page for writing costs more.  What lookups
+ * mapped to read is unmapped first, so that a fault maps a whole folio.
+ * It makes every page dirty, to be written back whether an add changed it
+ * or not.  Notes it in b->populated. */
 void segments_prefault_writes(struct bloom *b);
 
 /* Maps every page of segment s, which is mapped on its own. */
