@@ -602,7 +602,7 @@ format_clock_base(const struct bloom_header *h)
 
 /* Each layout the format knows: its id, create --layout's name for it and
  * the name stats gives it. */
-static const struct {
+static const struct layout_name {
 	uint32_t id;
 	const char *option;
 	const char *name;
@@ -611,26 +611,32 @@ static const struct {
 	{ LAYOUT_APBF, "apbf", "apbf" },
 };
 
-const char *
-format_layout_option(uint32_t l)
+/* Returns the entry of layouts[] for id l, or NULL. */
+static const struct layout_name *
+layout_named(uint32_t l)
 {
 	size_t i;
 
 	for (i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
 		if (layouts[i].id == l)
-			return layouts[i].option;
+			return &layouts[i];
 	return NULL;
+}
+
+const char *
+format_layout_option(uint32_t l)
+{
+	const struct layout_name *n = layout_named(l);
+
+	return n != NULL ? n->option : NULL;
 }
 
 const char *
 format_layout_name(uint32_t l)
 {
-	size_t i;
+	const struct layout_name *n = layout_named(l);
 
-	for (i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
-		if (layouts[i].id == l)
-			return layouts[i].name;
-	return NULL;
+	return n != NULL ? n->name : NULL;
 }
 
 int
