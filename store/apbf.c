@@ -372,9 +372,9 @@ add_wide(const struct apbf_view *v, const uint64_t *hashes,
 }
 #endif
 
-/* apbf_add, and apbf_set if isnew is NULL. */
-static size_t
-apbf_add_list(const struct apbf_view *v, const uint64_t *hashes,
+/* Also apbf_set's loop, with isnew NULL. */
+size_t
+apbf_add(const struct apbf_view *v, const uint64_t *hashes,
     const uint32_t *idx, size_t m, unsigned char *isnew, int alone)
 {
 #ifdef APBF_WIDE
@@ -382,13 +382,6 @@ apbf_add_list(const struct apbf_view *v, const uint64_t *hashes,
 		return add_wide(v, hashes, idx, m, isnew, alone);
 #endif
 	return add_scalar(v, hashes, idx, m, isnew, alone);
-}
-
-size_t
-apbf_add(const struct apbf_view *v, const uint64_t *hashes,
-    const uint32_t *idx, size_t m, unsigned char *isnew, int alone)
-{
-	return apbf_add_list(v, hashes, idx, m, isnew, alone);
 }
 
 void
@@ -495,5 +488,5 @@ void
 apbf_set(const struct apbf_view *v, const uint64_t *hashes,
     const uint32_t *idx, size_t m, int alone)
 {
-	apbf_add_list(v, hashes, idx, m, NULL, alone);
+	(void)apbf_add(v, hashes, idx, m, NULL, alone);
 }
