@@ -21,7 +21,7 @@
 
 int
 batch_init(struct batch *t, const struct memory_plan *p, int keep_lines,
-    int repeats)
+    size_t extra)
 {
 	size_t per_key = sizeof t->hash[0] + 2 + BLOOM_SWEEP_KEY_BYTES;
 	uint64_t cap;
@@ -32,8 +32,7 @@ batch_init(struct batch *t, const struct memory_plan *p, int keep_lines,
 	t->fd = -1;
 	if (keep_lines)
 		per_key += sizeof t->end[0];
-	if (repeats)
-		per_key += BLOOM_REPEATS_KEY_BYTES;
+	per_key += extra;
 	t->per_key = per_key;
 	cap = p->batch_bytes / per_key;
 	t->cap = cap < 1 ? 1 : cap > KEYS_MAX ? KEYS_MAX : (size_t)cap;

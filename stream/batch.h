@@ -43,10 +43,11 @@ struct batch {
 };
 
 /* Sets t up for plan p, keeping the lines if keep_lines, and counting in
- * each key what an add --new takes to find the repeats of a batch if
- * repeats.  Returns 0, or -1 with errno set. */
+ * each key extra bytes its caller takes per key besides (what an add
+ * --new takes to find the repeats of a batch, a union's scratch).
+ * Returns 0, or -1 with errno set. */
 int batch_init(struct batch *t, const struct memory_plan *p,
-    int keep_lines, int repeats);
+    int keep_lines, size_t extra);
 
 /* Frees what batch_init allocated. */
 void batch_free(struct batch *t);

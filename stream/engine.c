@@ -282,8 +282,9 @@ put_line(struct engine *e, const unsigned char *line, size_t len,
 	return output_line(&e->out, line, len, e->delim);
 }
 
-/* Returns the name of the filter that holds line i of the group just
- * tested, if check --which asks for it, else NULL. */
+/* Returns the name of the filter that holds line i of the chunk just
+ * tested (of its group, or of the batch), if check --which asks for it,
+ * else NULL. */
 static const char *
 which_name(const struct engine *e, size_t i)
 {
@@ -369,7 +370,7 @@ write_batch(struct engine *e, size_t n)
 		if ((line = batch_line(t, e->filter, i, &len)) == NULL)
 			return errno == ESTALE ? STREAM_CHANGED :
 			    STREAM_READ_ERROR;
-		if (put_line(e, line, len, which_name(e, 0)) == -1)
+		if (put_line(e, line, len, which_name(e, i)) == -1)
 			return STREAM_WRITE_ERROR;
 	}
 	return STREAM_DONE;
@@ -600,19 +601,26 @@ live_chunk(struct engine *e, const struct chunk *c, size_t *done)
 
 /*
  * Tests the lines of chunk c against the filter, or, checked against
- * several (check -F), against each of them: a union, which goes line by
- * line.  Returns BLOOM_OK or a status, e->failed set to the filter that
- * failed.
+ * several (check -F), against each of them in turn (a union), line by
+ * line or sorted as the filter would be: a group's lines hashed for the
+ * union's other seeds first, a batch's as it took them.  Returns BLOOM_OK
+ * or a status, e->failed set to the filter that failed.
  */
 static int
 test_chunk(struct engine *e, const struct chunk *c)
 {
+	size_t at = c->g != NULL ? c->first : 0;
 	int status;
 
 	if (e->all == NULL)
 		return bloom_test(e->filter, c->sweep, c->pretest, c->prefound,
 		    c->hash, c->n, c->hit);
-	status = union_test(e->all, c->g, c->first, c->n, c->hit);
+	if (c->g != NULL && union_hash(e->all, c->g, c->first, c->n, at) ==
+	    -1)
+		status = BLOOM_ERRNO;
+	else
+		status = union_test(e->all, c->sweep, c->hash, at, c->n,
+		    c->hit);
 	if (status != BLOOM_OK)
 		e->failed = e->all->filter[e->all->failed];
 	return status;
@@ -702,9 +710,38 @@ fixed_memory(const struct engine *e)
 	return fixed;
 }
 
+/* Returns the bytes of the filters the lines go through: the filter's,
+ * or the sum of a union's, which are mapped together. */
+static uint64_t
+filter_bytes(const struct engine *e)
+{
+	uint64_t sum = 0, size;
+	unsigned i;
+
+	if (e->all == NULL)
+		return bloom_header(e->filter)->file_size;
+	for (i = 0; i < e->all->n; i++) {
+		size = bloom_header(e->all->filter[i])->file_size;
+		sum = size > UINT64_MAX - sum ? UINT64_MAX : sum + size;
+	}
+	return sum;
+}
+
+/* Returns the bytes a key of a sorted batch takes beyond its own: what an
+ * add --new takes to find a batch's repeats, or the scratch of a union,
+ * its keys' hashes for the other seeds among them. */
+static size_t
+key_extra(const struct engine *e)
+{
+	if (e->all != NULL)
+		return union_key_bytes(e->all);
+	return e->adding && e->emit ? BLOOM_REPEATS_KEY_BYTES : 0;
+}
+
 /*
  * Chooses, once, between line by line and sorted batches, from the size
- * of the filter and the memory.  Returns 0, or -1 with errno set.
+ * of the filter (of a union's filters together) and the memory.  Returns
+ * 0, or -1 with errno set.
  */
 static int
 choose_mode(struct engine *e)
@@ -714,17 +751,22 @@ choose_mode(struct engine *e)
 	if (e->planned)
 		return 0;
 	e->planned = 1;
-	/* A union goes line by line: a sweep sorts for one filter. */
-	if (e->route != 0 || e->all != NULL)
+	if (e->route != 0)
 		return 0;
-	memory_plan(bloom_header(e->filter)->file_size, e->memory,
-	    fixed_memory(e), e->adding, &plan);
+	memory_plan(filter_bytes(e), e->memory, fixed_memory(e), e->adding,
+	    &plan);
 	if (!plan.sorted)
 		return 0;
 	if ((e->batch = malloc(sizeof *e->batch)) == NULL)
 		return -1;
-	if (batch_init(e->batch, &plan, e->emit, e->adding && e->emit) ==
-	    -1) {
+	if (batch_init(e->batch, &plan, e->emit, key_extra(e)) == -1) {
+		free(e->batch);
+		e->batch = NULL;
+		return -1;
+	}
+	/* One sweep serves each filter of a union in turn. */
+	if (e->all != NULL && union_resize(e->all, e->batch->cap) == -1) {
+		batch_free(e->batch);
 		free(e->batch);
 		e->batch = NULL;
 		return -1;
@@ -774,7 +816,16 @@ batch_group(struct engine *e, const struct line_group *g)
 	size_t from = 0;
 
 	for (;;) {
+		size_t at = e->batch->n, was = from;
+
 		if (batch_take(e->batch, g, &from) == -1) {
+			e->status = BLOOM_ERRNO;
+			return STREAM_FILTER_ERROR;
+		}
+		/* A union's other seeds hash the lines while they are here. */
+		if (e->all != NULL && union_hash(e->all, g, was, from - was,
+		    at) == -1) {
+			e->failed = e->all->filter[e->all->failed];
 			e->status = BLOOM_ERRNO;
 			return STREAM_FILTER_ERROR;
 		}

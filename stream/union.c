@@ -4,6 +4,12 @@
  * (the reader hashes them for the first), and each filter tests them with
  * the hashes of its seed.  A line is selected if any filter may hold it.
  * The filters may differ in geometry and mode: each answers for itself.
+ * A filter tests only the lines no filter before it may hold, a chunk at
+ * a time: a group's lines, or, for filters big for the memory, a sorted
+ * batch's, each filter in turn sweeping the batch's open keys in the
+ * order of its blocks (the sweep serves one filter an operation).  The
+ * other seeds' hashes of a batch are made as it takes its lines, which
+ * it may not keep.
  *
  * Slices answer together.  Slices of the same seed, hash count and whole
  * geometry are taken for slices of one filter (a family): each answers
@@ -46,15 +52,7 @@ union_init(struct filter_union *u, struct bloom **filters, unsigned n,
 	u->seed_of = calloc(n, sizeof u->seed_of[0]);
 	u->hashes = calloc(n, sizeof u->hashes[0]);
 	u->family = calloc(n, sizeof u->family[0]);
-	u->hashed = malloc(n);
-	u->found = malloc(LINES_MAX);
-	u->answered = malloc(LINES_MAX);
-	u->unknown = malloc(LINES_MAX * sizeof u->unknown[0]);
-	u->which = malloc(LINES_MAX * sizeof u->which[0]);
-	if (u->seed_of == NULL || u->hashes == NULL || u->family == NULL ||
-	    u->hashed == NULL ||
-	    u->found == NULL || u->answered == NULL || u->unknown == NULL ||
-	    u->which == NULL)
+	if (u->seed_of == NULL || u->hashes == NULL || u->family == NULL)
 		goto fail;
 	for (i = 0; i < n; i++) {
 		u->family[i] = i;
@@ -73,16 +71,10 @@ union_init(struct filter_union *u, struct bloom **filters, unsigned n,
 		for (j = 0; j < i; j++)
 			if (bloom_header(filters[j])->seed == seed)
 				break;
-		if (j < i) {
-			u->seed_of[i] = u->seed_of[j];
-			continue;
-		}
-		u->seed_of[i] = u->nseeds;
-		u->hashes[u->nseeds] = malloc(LINES_MAX * sizeof(uint64_t));
-		if (u->hashes[u->nseeds++] == NULL)
-			goto fail;
+		u->seed_of[i] = j < i ? u->seed_of[j] : u->nseeds++;
 	}
-	return 0;
+	if (union_resize(u, LINES_MAX) == 0)
+		return 0;
 fail:
 	union_free(u);
 	errno = ENOMEM;
@@ -99,7 +91,7 @@ union_free(struct filter_union *u)
 	free(u->hashes);
 	free(u->seed_of);
 	free(u->family);
-	free(u->hashed);
+	free(u->keys);
 	free(u->found);
 	free(u->answered);
 	free(u->unknown);
@@ -108,9 +100,49 @@ union_free(struct filter_union *u)
 	memset(u, 0, sizeof *u);
 }
 
-/* Hashes the n lines of g from first on for filter b, the first of its
- * seed, into out.  Returns 0, or -1 with errno set if no room could be had
- * for a key. */
+size_t
+union_key_bytes(const struct filter_union *u)
+{
+	size_t bytes = u->nseeds * sizeof u->keys[0] + 1 + sizeof u->which[0];
+
+	if (u->sliced)
+		bytes += 1 + sizeof u->unknown[0];
+	return bytes;
+}
+
+int
+union_resize(struct filter_union *u, size_t cap)
+{
+	unsigned s;
+	int ok;
+
+	free(u->keys);
+	free(u->found);
+	free(u->which);
+	free(u->answered);
+	free(u->unknown);
+	u->keys = malloc(cap * sizeof u->keys[0]);
+	u->found = malloc(cap);
+	u->which = malloc(cap * sizeof u->which[0]);
+	u->answered = u->sliced ? malloc(cap) : NULL;
+	u->unknown = u->sliced ? malloc(cap * sizeof u->unknown[0]) : NULL;
+	ok = u->keys != NULL && u->found != NULL && u->which != NULL &&
+	    (!u->sliced || (u->answered != NULL && u->unknown != NULL));
+	for (s = 1; s < u->nseeds; s++) {
+		free(u->hashes[s]);
+		u->hashes[s] = malloc(cap * sizeof u->hashes[s][0]);
+		ok = ok && u->hashes[s] != NULL;
+	}
+	u->cap = cap;
+	if (ok)
+		return 0;
+	errno = ENOMEM;
+	return -1;
+}
+
+/* Hashes the n lines from line on for filter b, the first of its seed,
+ * into out.  Returns 0, or -1 with errno set if no room could be had for
+ * a key. */
 static int
 hash_for(struct filter_union *u, const struct bloom *b,
     const struct line *line, size_t n, uint64_t *out)
@@ -137,56 +169,92 @@ hash_for(struct filter_union *u, const struct bloom *b,
 	return 0;
 }
 
-/* Returns the hashes of the n lines of g from first on for filter f,
- * hashing them if no filter of its seed has yet, or NULL with errno set. */
-static const uint64_t *
-hashes_for(struct filter_union *u, unsigned f, const struct line_group *g,
-    size_t first, size_t n)
+int
+union_hash(struct filter_union *u, const struct line_group *g,
+    size_t first, size_t n, size_t at)
 {
-	unsigned s = u->seed_of[f];
+	unsigned f, next = 1;
 
-	if (s == 0)
-		return g->hash + first;
-	if (!u->hashed[s]) {
+	/* Seeds are numbered as their first filter comes. */
+	for (f = 1; f < u->n && next < u->nseeds; f++) {
+		if (u->seed_of[f] != next)
+			continue;
 		if (hash_for(u, u->filter[f], g->line + first, n,
-		    u->hashes[s]) == -1)
-			return NULL;
-		u->hashed[s] = 1;
+		    u->hashes[next] + at) == -1) {
+			u->failed = f;
+			return -1;
+		}
+		next++;
 	}
-	return u->hashes[s];
+	return 0;
 }
 
-/* Marks line i of the n answers of filter f, testing for u, in hit and
- * which: the first filter in the order given that may hold it. */
-static void
-take_answers(struct filter_union *u, unsigned f, size_t n,
-    unsigned char *hit, uint32_t *which)
+/* Returns 1 if filter f's answer for key i of a chunk still counts: no
+ * filter before it in the order given may hold the key, as far as the
+ * filters tested so far say. */
+static inline int
+still_open(const unsigned char *hit, const uint32_t *which, size_t i,
+    unsigned f)
 {
-	size_t i;
+	return hit[i] != 1 || which[i] > f;
+}
 
-	for (i = 0; i < n; i++)
-		if (u->found[i] == 1 && (hit[i] != 1 || which[i] > f)) {
+/*
+ * Tests against filter f, through sweep w (or line by line if NULL), the
+ * keys of the n of the chunk, their hashes those of f's seed, whose
+ * answer is still open, and takes its answers: into hit and which where
+ * it may hold a key, and, for a slice, into u->answered.  Returns
+ * BLOOM_OK or a status.
+ */
+static int
+test_filter(struct filter_union *u, unsigned f, struct bloom_sweep *w,
+    const uint64_t *hashes, size_t n, unsigned char *hit, uint32_t *which,
+    int sliced)
+{
+	size_t i, m;
+	int status;
+
+	for (i = m = 0; i < n; i++)
+		if (still_open(hit, which, i, f))
+			u->keys[m++] = hashes[i];
+	if (m == 0)
+		return BLOOM_OK;
+	status = bloom_test(u->filter[f], w, NULL, NULL, u->keys, m,
+	    u->found);
+	if (status != BLOOM_OK)
+		return status;
+	for (i = m = 0; i < n; i++) {
+		unsigned char found;
+
+		if (!still_open(hit, which, i, f))
+			continue;
+		found = u->found[m++];
+		if (sliced)
+			u->answered[i] |= found != BLOOM_ELSEWHERE;
+		if (found == 1) {
 			hit[i] = 1;
 			which[i] = f;
 		}
+	}
+	return BLOOM_OK;
 }
 
 int
-union_test(struct filter_union *u, const struct line_group *g, size_t first,
-    size_t n, unsigned char *hit)
+union_test(struct filter_union *u, struct bloom_sweep *w,
+    const uint64_t *hashes, size_t at, size_t n, unsigned char *hit)
 {
-	const uint64_t *hashes;
-	unsigned fam, f;
+	uint32_t *which = u->which + at;
+	unsigned fam, f, s;
 	size_t i;
 	int status, sliced;
 
 	memset(hit, 0, n);
 	if (u->sliced)
 		memset(u->unknown, 0, n * sizeof u->unknown[0]);
-	memset(u->hashed, 0, u->n);
 	/* A family at a time (a filter that is no slice is one alone), its
-	 * members and the families in the order given, so that which names
-	 * the first filter in that order that may hold a line. */
+	 * members and the families in the order given; a filter tests only
+	 * the keys that no filter before it in that order may hold, so that
+	 * which names the first that may. */
 	for (fam = 0; fam < u->n; fam++) {
 		if (u->family[fam] != fam)
 			continue;
@@ -196,19 +264,13 @@ union_test(struct filter_union *u, const struct line_group *g, size_t first,
 		for (f = fam; f < u->n; f++) {
 			if (u->family[f] != fam)
 				continue;
-			if ((hashes = hashes_for(u, f, g, first, n)) == NULL) {
-				u->failed = f;
-				return BLOOM_ERRNO;
-			}
-			status = bloom_test(u->filter[f], NULL, NULL, NULL, hashes, n,
-			    u->found);
+			s = u->seed_of[f];
+			status = test_filter(u, f, w, s == 0 ? hashes :
+			    u->hashes[s] + at, n, hit, which, sliced);
 			if (status != BLOOM_OK) {
 				u->failed = f;
 				return status;
 			}
-			for (i = 0; sliced && i < n; i++)
-				u->answered[i] |= u->found[i] != BLOOM_ELSEWHERE;
-			take_answers(u, f, n, hit, u->which + first);
 		}
 		/* What no slice of the family holds, it may hold all the
 		 * same: not certainly absent. */
