@@ -143,3 +143,28 @@ budget_in_v1() {
 	echo "peak resident, lines read again from the file: $(cat peak) KiB"
 	[ "$(cat peak)" -le $((32 << 10)) ]
 }
+
+# A union (check -F) of filters of four seeds, 128 MiB in all, keeps
+# within --memory: its batches count each key's hashes for the other
+# seeds and the union's scratch, and each filter is read by windows, not
+# mapped whole (as it was line by line: 143 MB resident).
+@test "budget: check -F of four 32 MiB filters of other seeds, --memory 24M, peaks within 24 MiB resident" {
+	not_sanitized
+	local s
+	for s in 1 2 3 4; do
+		bloom create --seed "$s" -s 32M "f$s.bf"
+	done
+	awk 'BEGIN { for (i = 1; i <= 1000000; i++) print "url-" i }' >in
+	head -n 300000 in | bloom add f3.bf
+	run -0 --separate-stderr /usr/bin/time -f '%M' -o peak \
+		sh -c 'cat in | bloom check --which --memory 24M -F f1.bf -F f2.bf -F f3.bf -F f4.bf >out'
+	echo "peak resident, lines kept from a pipe: $(cat peak) KiB"
+	[ "$(cat peak)" -le $((24 << 10)) ]
+	[ "$(wc -l <out)" -eq 300000 ]
+	[ "$(cut -f 1 out | sort -u)" = f3.bf ]
+	run -0 --separate-stderr /usr/bin/time -f '%M' -o peak \
+		bloom check -c --memory 24M -F f1.bf -F f2.bf -F f3.bf -F f4.bf in
+	echo "peak resident, -c: $(cat peak) KiB"
+	[ "$(cat peak)" -le $((24 << 10)) ]
+	[ "$output" = 300000 ]
+}
