@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: ISC
  * The engine: the per-line path of add and check.  The reader hands over
  * groups of lines with their hashes; the filter adds or tests them, a
- * group at a time (line by line) or, for a filter big for the memory, a
- * sorted batch of many groups at a time (a sweep); the selected lines go
+ * group at a time (line by line) or, for a filter big for the memory (a
+ * union's filters, together), a sorted batch of many groups at a time (a
+ * sweep, each filter of a union in turn); the selected lines go
  * to the output in input order.  Both passes are booked alike (book), so
  * that the counts, the events and the progress are the same whichever
  * runs.  The subcommands in cli/ only set the options of struct engine.

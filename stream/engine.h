@@ -53,7 +53,7 @@ struct engine {
 				 * -H: "file:"), or NULL */
 	struct filter_union *all;	/* check: the filters whose union
 				 * answers, the first being filter, or NULL
-				 * for filter alone; then line by line */
+				 * for filter alone */
 	int which;		/* write the name of the first filter of
 				 * all that holds a line, and a tab, before
 				 * it */
@@ -92,8 +92,8 @@ enum stream_end {
 int engine_init(struct engine *e);
 
 /* Streams the lines of fd through e->filter, writing the selected ones:
- * line by line, or in sorted batches if the filter is big for the memory
- * (memory_plan), with the same output.  Whenever the input stops coming,
+ * line by line, or in sorted batches if the filter (a union's filters
+ * together) is big for the memory (memory_plan), with the same output.  Whenever the input stops coming,
  * the lines read so far are answered and written before it waits.  An
  * add that writes lines writes each chunk's (a group, or a batch) before
  * it sets their bits: a line is marked seen only once write(2) took it
