@@ -124,6 +124,11 @@ bench/faults-probe: bench/faults-probe.c
 bench/randread: bench/randread.c
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -o $@ bench/randread.c
 
+# The machine's cost of dirtying a shared mapping, which bench/big-memory
+# and bench/big-filters quote.
+bench/mapstore: bench/mapstore.c
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -o $@ bench/mapstore.c
+
 # Window layouts against a fixed filter: sizing, rates and kernel times
 # (bench/README.md, "layouts").
 LAYOUTS_SRC = bench/layouts.c bench/layouts-kernels.c bench/layouts-math.c
@@ -237,7 +242,8 @@ uninstall:
 clean:
 	rm -f bloom $(OBJ) tests/sanitize.o $(TESTBIN) tests/fuzz/header \
 		tests/fuzz/lines tests/fuzz/options bench/gen-urls bench/floor \
-		bench/layouts bench/faults-probe bench/randread $(DIST).tar $(DIST).tar.gz \
+		bench/layouts bench/faults-probe bench/randread \
+		bench/mapstore $(DIST).tar $(DIST).tar.gz \
 		$(DIST).tar.gz.sha256
 	rm -rf $(FUZZ_CORPUS) $(FUZZ_CORPUS)-lines $(FUZZ_CORPUS)-options
 

@@ -29,6 +29,8 @@
 				 * are in memory at once */
 #define WINDOW_MIN	((uint64_t)4096)
 #define WINDOW_MAX	((uint64_t)64 << 20)
+#define WINDOW_MAPPED	((uint64_t)1 << 20)	/* a window of a filter
+				 * mapped whole: what a core's cache holds */
 #define BATCH_MAX	((uint64_t)(SIZE_MAX / 4))	/* bytes of a batch a
 						 * 32-bit host can address */
 #define USABLE_LEAST	4	/* the filter and batches take at least
@@ -217,5 +219,12 @@ memory_plan(uint64_t filter_bytes, uint64_t budget, uint64_t fixed,
 	for (w = WINDOW_MIN; w < WINDOW_MAX && w * 2 <= u / WINDOW_SHARE;
 	    w *= 2)
 		;
+	/* Mapped whole, a window is only what the sort groups keys by:
+	 * small, the blocks a window's test reads are in the cache still
+	 * when its repeats are looked for and its pages are set.  A warm 4 GiB add --new of 10 M lines took 0.9 s
+	 * of user time in windows of 1 MiB against 1.2 s in 64 MiB ones
+	 * (issue 39). */
+	if (!p->out_of_core && w > WINDOW_MAPPED)
+		w = WINDOW_MAPPED;
 	p->window = w;
 }
