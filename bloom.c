@@ -36,8 +36,9 @@
 
 #define PAGE_GUESS	4096	/* bytes in a page, for heuristics */
 #define PREFAULT_SHARE	16	/* prefault after pages / this lookups */
-#define POPULATE_WRITES	1	/* and make an apbf window's pages writable
-				 * after this many lookups a page */
+#define POPULATE_SHARE	8	/* make an apbf window's pages writable
+				 * after pages / this keys stored */
+#define POPULATE_PROBE	256	/* keys an add takes first, until then */
 #define HEAD_READ	8192	/* bytes read to parse: header and table */
 #define BLOOM_CHUNK	(1 << 16)	/* keys a line-by-line pass works on
 					 * at a time */
@@ -71,17 +72,71 @@ _Static_assert(BLOOM_SWEEP_KEY_BYTES == SWEEP_KEY_BYTES,
 _Static_assert(HEAD_READ >= V2_HEADER_SIZE + SEGMENTS_MAX * SLOT_SIZE,
     "a whole table is read at open");
 
-/* Counts n more lookups, and prefaults once they reach PREFAULT_SHARE of
- * the pages; an age-partitioned window's array is made writable only
- * once they are POPULATE_WRITES times the pages, as that makes every page
- * dirty: by then the adds have touched most of them (1 - 1/e). */
+/*
+ * Counts n more lookups, and prefaults once they reach PREFAULT_SHARE of
+ * the pages; makes an age-partitioned window's array writable if the
+ * adds so far stored enough (note_stores).
+ */
 static inline void
 note_lookups(struct bloom *b, size_t n)
 {
 	b->lookups += n;
 	if (!b->prefaulted && b->lookups >= b->prefault_at)
 		segments_prefault(b);
-	if (!b->populated && b->lookups >= b->populate_at)
+	if (!b->populated && b->stores >= b->populate_at)
+		segments_prefault_writes(b);
+}
+
+/* Returns 1 if an add may yet make an age-partitioned window's array
+ * writable at once (segments_prefault_writes). */
+static inline int
+may_populate(const struct bloom *b, const struct pass *v)
+{
+	return v->sweep == NULL && !b->populated &&
+	    b->populate_at != UINT64_MAX;
+}
+
+/* Returns how many of n keys an add of pass v takes at a time, tried
+ * keys taken so far: while the array may yet be made writable, a few to
+ * begin with, then as many again as so far (note_stores). */
+static inline size_t
+add_step(const struct bloom *b, const struct pass *v, size_t n, size_t tried)
+{
+	size_t step = v->max;
+
+	if (may_populate(b, v))
+		step = tried < POPULATE_PROBE ? POPULATE_PROBE : tried;
+	if (step > v->max)
+		step = v->max;
+	return n < step ? n : step;
+}
+
+/*
+ * Counts n more keys whose bits an add of pass v stored, line by line (a
+ * sorted pass makes the windows it writes writable itself, sweep.c), and
+ * makes an age-partitioned window's array writable at once when they
+ * would reach 1/POPULATE_SHARE of its pages: the stores so far, and those
+ * the left keys still to add would make at the rate of this add's (hit
+ * of its tried keys stored).  That dirties every page, so it goes by
+ * stores, not lookups: keys whose bits are all set already store nothing
+ * and leave their pages clean (apbf.c).  A key stores to 1.5 to 1.9
+ * pages, so by then a good share of the pages would be written anyway,
+ * and a page made writable by a write fault costs 1.9 us, 2 to 3 times
+ * what the populate takes a page.  It used to wait for as many lookups
+ * as pages: an add --new, 8192 keys a pass, had by then made some 35,000
+ * of a 200 MiB array's 51,000 pages writable one fault at a time
+ * (bench/windows).
+ */
+static inline void
+note_stores(struct bloom *b, const struct pass *v, size_t n, size_t tried,
+    size_t hit, size_t left)
+{
+	if (v->sweep != NULL)
+		return;
+	b->stores += n;
+	if (left > 0 && tried > 0 && may_populate(b, v) && b->stores +
+	    (uint64_t)((double)left * (double)hit / (double)tried) >=
+	    b->populate_at)
 		segments_prefault_writes(b);
 }
 
@@ -186,9 +241,11 @@ bloom_open(struct bloom **bp, const char *path, int writable,
 		if (i == 0 || b->seg[i].bits != b->seg[0].bits)
 			total += b->seg[i].info.nblocks * BLOCK_BYTES;
 	b->prefault_at = total / PAGE_GUESS / PREFAULT_SHARE;
-	b->populate_at = total / PAGE_GUESS * POPULATE_WRITES;
+	b->populate_at = total / PAGE_GUESS / POPULATE_SHARE + 1;
 	if (!memory_fits(total))
 		b->prefault_at = b->populate_at = UINT64_MAX;
+	if (!segments_populates(b))
+		b->populate_at = UINT64_MAX;
 	*bp = b;
 	return BLOOM_OK;
 
@@ -465,13 +522,13 @@ add_keys(struct bloom *b, const struct pass *v,
     const struct bloom_pretest *p, const unsigned char *prefound,
     const uint64_t *hashes, size_t n, unsigned char *isnew, size_t *done)
 {
-	size_t pos, m, fresh;
+	size_t pos, m, fresh, hit = 0;
 	int s;
 
 	for (pos = 0; pos < n; pos += m) {
 		*done = pos;
-		if ((s = segments_begin_add(b, n - pos < v->max ? n - pos :
-		    v->max, &m)) != BLOOM_OK)
+		if ((s = segments_begin_add(b, add_step(b, v, n - pos, pos),
+		    &m)) != BLOOM_OK)
 			return s;
 		if (v->sweep == NULL && (b->mode->adds_all ||
 		    b->nlive == 1) && !b->mode->slice && prefound == NULL)
@@ -485,6 +542,8 @@ add_keys(struct bloom *b, const struct pass *v,
 		segments_end_add(b);
 		if (s != BLOOM_OK)
 			return s;
+		hit += fresh;
+		note_stores(b, v, fresh, pos + m, hit, n - pos - m);
 	}
 	*done = n;
 	return BLOOM_OK;
@@ -528,7 +587,7 @@ static int
 set_keys(struct bloom *b, const struct pass *v, const uint64_t *hashes,
     const unsigned char *isnew, size_t n, size_t *done)
 {
-	size_t pos, chunk, m, j, take, fresh;
+	size_t pos, chunk, m, j, take, fresh, tried = 0, hit = 0;
 	int s;
 
 	for (pos = 0; pos < n; pos += chunk) {
@@ -536,8 +595,8 @@ set_keys(struct bloom *b, const struct pass *v, const uint64_t *hashes,
 		chunk = n - pos < v->max ? n - pos : v->max;
 		m = list_to_set(b, v, isnew + pos, chunk);
 		for (j = 0; j < m; j += take) {
-			if ((s = segments_begin_add(b, m - j, &take)) !=
-			    BLOOM_OK)
+			if ((s = segments_begin_add(b, add_step(b, v, m - j,
+			    tried), &take)) != BLOOM_OK)
 				return s;
 			/* Line by line, keys found new need no test: only
 			 * a window that renews counts the keys new to its
@@ -560,6 +619,10 @@ set_keys(struct bloom *b, const struct pass *v, const uint64_t *hashes,
 			segments_end_add(b);
 			if (s != BLOOM_OK)
 				return s;
+			tried += take;
+			hit += fresh;
+			note_stores(b, v, fresh, tried, hit, m - j - take +
+			    (n - pos - chunk));
 		}
 	}
 	*done = n;

@@ -57,7 +57,9 @@ struct bloom {
 	uint64_t lookups;	/* keys added or tested so far */
 	uint64_t prefault_at;	/* lookups after which to map all pages */
 	int prefaulted;		/* all pages were mapped */
-	uint64_t populate_at;	/* lookups after which to map an apbf
+	uint64_t stores;	/* keys an add stored bits of so far, line
+				 * by line */
+	uint64_t populate_at;	/* stores after which to map an apbf
 				 * window's pages writable */
 	int populated;		/* they were */
 	unsigned events;	/* SEG_EV_* not yet taken */

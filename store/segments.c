@@ -227,11 +227,17 @@ segments_prefault(struct bloom *b)
  * the page cache keeps the bits, and those a store made dirty stay
  * dirty.
  */
+int
+segments_populates(const struct bloom *b)
+{
+	return b->writable && b->seg[0].layout->populate_writes;
+}
+
 void
 segments_prefault_writes(struct bloom *b)
 {
 	b->populated = 1;
-	if (!b->writable || !b->seg[0].layout->populate_writes)
+	if (!segments_populates(b))
 		return;
 #ifdef MADV_POPULATE_WRITE
 	madvise(b->seg[0].map, b->seg[0].map_size, MADV_DONTNEED);

@@ -45,6 +45,10 @@ void segments_prefault(struct bloom *b);
  * or not.  Notes it in b->populated. */
 void segments_prefault_writes(struct bloom *b);
 
+/* Returns 1 if segments_prefault_writes would make b's array writable:
+ * an age-partitioned window open to write. */
+int segments_populates(const struct bloom *b);
+
 /* Maps every page of segment s, which is mapped on its own. */
 void segments_prefault_one(const struct segment *s);
 

@@ -427,6 +427,28 @@ bits_per_line() {
 	[ "$(mtime w.bf)" != "$before" ]
 }
 
+@test "apbf: more lines the generation holds than the array has pages dirty no page either" {
+	[[ $(uname -m) == x86_64 ]] || skip "cachestat(2) is called by its x86-64 number"
+	bloom create --seed 42 --generations 8 -n 1000000 --layout apbf w.bf
+	seq 1 10000 | bloom add w.bf
+	sync w.bf
+	run dirty w.bf
+	[ "$status" -ne 3 ] || skip "the kernel has no cachestat(2) (Linux 6.5 on)"
+	[ "$status" -eq 0 ]
+	[ "$output" -eq 0 ]
+	# 10000 lines, 13 times the array's 750 pages, all held: the array
+	# is made writable at once only after stores, not lookups, as many
+	# as an eighth of its pages.
+	before=$(mtime w.bf)
+	seq 1 10000 | bloom add w.bf
+	[ "$(dirty w.bf)" -eq 0 ]
+	run -0 --separate-stderr bloom add --new w.bf < <(seq 1 10000)
+	[ "$output" = "" ]
+	[ "$stderr" = "" ]
+	[ "$(dirty w.bf)" -eq 0 ]
+	[ "$(mtime w.bf)" = "$before" ]
+}
+
 @test "apbf: a generation that fills before its time takes room without writing back the bits set" {
 	[[ $(uname -m) == x86_64 ]] || skip "cachestat(2) is called by its x86-64 number"
 	[ "$(stat -f -c %T .)" != tmpfs ] ||
