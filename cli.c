@@ -90,7 +90,7 @@ static const char *const option_help[NCMD] = {
 	"               takes at most 1.75 times blocked's room, else blocked\n"
 	"               (--dry-run says which); at 8 generations and 1 %,\n"
 	"               24.6 bits per line, check -c 1.2-1.4 times a fixed\n"
-	"               filter's time, add --new 1.6-2.1 (blocked: 17.3 bits,\n"
+	"               filter's time, add --new 1.6-1.7 (blocked: 17.3 bits,\n"
 	"               2.5-3.8 and 1.9-2.3)\n"
 	"  --no-renew   with --generations: remember a line for its window from\n"
 	"               when it was first added; sightings do not renew it, so\n"
