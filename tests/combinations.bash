@@ -580,8 +580,8 @@ undo_disks() {
 
 # out_of_core KIND OPTION...: add OPTION... --memory 8M of 300000 lines to
 # a filter of KIND on a failing disk exits 2 with the file system's error,
-# whatever the path (plain, --new, --sync, both); the age-partitioned
-# layout is refused out of core, today, by the documented rule.
+# whatever the path (plain, --new, --sync, both), the age-partitioned
+# window's as every other kind's.
 out_of_core() {
 	local kind=$1 dir rc
 	local -a opts=("${@:2}")
