@@ -326,12 +326,12 @@ blocked_writing() {
 
 # start_adder NAME: an add --new of f.bf reading the FIFO NAME.in, its
 # lines in NAME.out; its pid in $adder, the FIFO held open for writing
-# as fd $feed.  SIGINT and SIGHUP take their default actions in it (a
-# shell's background job would ignore SIGINT).
+# as fd $feed.  Every signal takes its default action in it (a shell's
+# background job would ignore SIGINT; a run under nohup, SIGHUP).
 start_adder() {
 	rm -f "$1.in"
 	mkfifo "$1.in"
-	env --default-signal=INT,HUP bloom add --new f.bf <"$1.in" >"$1.out" 2>"$1.err" &
+	env --default-signal bloom add --new f.bf <"$1.in" >"$1.out" 2>"$1.err" &
 	adder=$!
 	pids+=("$adder")
 	exec {feed}>"$1.in"

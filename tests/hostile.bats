@@ -68,9 +68,10 @@ signal_mid_write() {
 
 	rm -f f.bf out pid status sent
 	bloom create -n 1000 -p 1e-6 f.bf
-	# env --default-signal: a background job starts with SIGINT ignored.
-	# The reader takes nothing until the signal is sent (sent).
-	(env --default-signal=INT sh -c 'echo $$ >pid
+	# env --default-signal: a background job starts with SIGINT ignored,
+	# and a run under nohup with SIGHUP ignored.  The reader takes
+	# nothing until the signal is sent (sent).
+	(env --default-signal sh -c 'echo $$ >pid
 	    exec bloom add --new f.bf' <in || echo $? >status) |
 	    { i=0
 	      while [ ! -e sent ] && [ "$i" -lt 1200 ]; do

@@ -129,8 +129,9 @@ stopped() {
 	shift
 	bloom create -f --seed 5 -n 400000 -p 1e-7 f.bf
 	mkfifo feed
-	# Started in the background, it would ignore SIGINT.
-	env --default-signal=INT bloom add --new "$@" f.bf <feed >out 2>err &
+	# Started in the background, it would ignore SIGINT; under nohup,
+	# SIGHUP.
+	env --default-signal bloom add --new "$@" f.bf <feed >out 2>err &
 	pid=$!
 	throttled >feed 2>/dev/null &
 	for _ in $(seq 200); do
