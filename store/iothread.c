@@ -8,7 +8,10 @@
  * disk, which reads and writes at once, sits half idle.  Here a helper
  * thread does them, in the order they are queued, while the caller works
  * on the window it has: the next window is read into a second buffer,
- * and the one before is written back.
+ * and the one before is written back.  For a filter mapped whole, the
+ * page faults of an add are its I/O: the thread makes the next windows'
+ * pages writable (MADV_POPULATE_WRITE) while the caller sets the bits of
+ * the window before, and the caller never waits for it.
  *
  * The caller does not use a buffer it has queued a read into until the
  * read is done, and works on no window it has queued a write-back or a
@@ -89,6 +92,11 @@ run(int fd, const struct io_job *j)
 		madvise(j->r.addr, j->r.len, MADV_DONTNEED);
 		posix_fadvise(fd, j->r.off, (off_t)j->r.len,
 		    POSIX_FADV_DONTNEED);
+		return 0;
+	case IO_POPULATE:
+#ifdef MADV_POPULATE_WRITE
+		madvise(j->r.addr, j->r.len, MADV_POPULATE_WRITE);
+#endif
 		return 0;
 	}
 	return 0;
@@ -218,6 +226,22 @@ io_release(struct iothread *io, struct io_range r, int written)
 	struct io_job j = { IO_RELEASE, r, NULL, written };
 
 	queue(io, &j);
+}
+
+int
+io_populate(struct iothread *io, struct io_range r)
+{
+	struct io_job j = { IO_POPULATE, r, NULL, 0 };
+	int room;
+
+	if (!io->running)
+		return 0;
+	pthread_mutex_lock(&io->lock);
+	room = io->head - io->tail < IO_QUEUE;
+	pthread_mutex_unlock(&io->lock);
+	if (room)
+		queue(io, &j);
+	return room;
 }
 
 int

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /* iothread.h: interface of iothread.c, a helper thread that does a
  * sorted batch's file I/O out of core (reading the next window, writing
- * back and dropping the ones worked on) while the caller works on the
- * window it has. */
+ * back and dropping the ones worked on), or mapped whole makes the next
+ * windows writable, while the caller works on the window it has. */
 #ifndef BLOOM_IOTHREAD_H
 #define BLOOM_IOTHREAD_H
 
@@ -13,7 +13,7 @@
 
 #define IO_QUEUE	8	/* jobs waiting at most */
 
-enum io_op { IO_READ, IO_WRITE, IO_RELEASE };
+enum io_op { IO_READ, IO_WRITE, IO_RELEASE, IO_POPULATE };
 
 /* A range of the filter file, mapped at addr: page-aligned for
  * io_write and io_release; a read needs only off and len. */
@@ -65,6 +65,10 @@ void io_write(struct iothread *io, struct io_range r);
  * its pages dropped from the mapping and the page cache (kept if the
  * write-back failed). */
 void io_release(struct iothread *io, struct io_range r, int written);
+
+/* Queues the mapping of r's pages writable (advice: nothing fails),
+ * unless IO_QUEUE jobs wait already; returns 1 if queued, else 0. */
+int io_populate(struct iothread *io, struct io_range r);
 
 /* Waits for every job queued, and stops the thread.  Returns 0, or -1
  * with errno set if a write-back failed: the error the kernel reports

@@ -29,7 +29,9 @@
  * window is unmapped and its write-back started, and two windows later
  * waited for and the pages dropped from the page cache, so that the
  * filter's pages in memory stay within a few windows and the disk reads
- * and writes at once.
+ * and writes at once.  Mapped whole, the same thread makes an add's next
+ * windows writable while this one sets the bits of the window before
+ * (populate_ahead).
  */
 #include <sys/mman.h>
 
@@ -50,6 +52,8 @@
 #define POPULATE_PER	8	/* a window's pages are mapped writable at
 				 * once when it has a key to set for every
 				 * POPULATE_PER of them */
+#define POPULATE_AHEAD	4	/* windows made writable ahead of the one
+				 * whose bits are set, mapped whole */
 
 struct bloom_sweep *
 sweep_new(const struct memory_plan *p, size_t cap)
@@ -338,6 +342,36 @@ visit_window(struct bloom_sweep *w, const struct segment *s,
 }
 
 /*
+ * Mapped whole, an add's windows are made writable by the helper thread,
+ * up to POPULATE_AHEAD windows ahead of window n, whose bits this thread
+ * is about to set: the kernel's share of setting bits in a page cache
+ * page (a write fault a page, and on ext4 its buffers made dirty) is
+ * then done on the other processor.  Only windows with a key to set for
+ * every POPULATE_PER pages, and only while the thread keeps up: a window
+ * it has not reached is faulted in here, as without it.  Making a page
+ * writable changes none of its bits, so a line is still marked seen only
+ * once its bits are set.  Returns the first window not yet looked at,
+ * the queued of the next call.
+ */
+static uint64_t
+populate_ahead(struct bloom_sweep *w, struct iothread *io,
+    const struct bits_extent *x, uint64_t wblocks, uint64_t n, uint64_t nwin,
+    uint64_t queued)
+{
+	struct io_range r;
+
+	if (queued <= n)
+		queued = n + 1;
+	for (; queued < nwin && queued <= n + POPULATE_AHEAD; queued++) {
+		r = window_range(x, wblocks * BLOCK_BYTES, queued);
+		if (w->start[queued + 1] - w->start[queued] >=
+		    r.len / PAGE / POPULATE_PER && !io_populate(io, r))
+			break;
+	}
+	return queued;
+}
+
+/*
  * Visits segment s (sweep_visit): the m keys idx lists, window by window
  * in file order, added or tested.
  *
@@ -375,11 +409,23 @@ sweep_visit(struct bloom_sweep *w, const struct segment *s,
 	if (w->plan.out_of_core && m < all.len / PAGE / POPULATE_PER)
 		madvise(all.addr, all.len, MADV_RANDOM);
 	if (!w->plan.out_of_core || m < all.len / PAGE / POPULATE_PER) {
-		for (n = 0; n < nwin; n++)
+		uint64_t queued = 0;
+		int ahead = add == VISIT_ADD && !w->plan.out_of_core &&
+		    m >= all.len / PAGE / POPULATE_PER;
+
+		if (ahead)
+			io_start(&io, w->fd);
+		for (n = 0; n < nwin; n++) {
+			if (ahead)
+				queued = populate_ahead(w, &io, &x, wblocks, n,
+				    nwin, queued);
 			count += visit_window(w, s, hashes, NULL, 0,
 			    window_range(&x, wblocks * BLOCK_BYTES, n),
 			    (size_t)w->start[n], (size_t)w->start[n + 1], add,
 			    res);
+		}
+		if (ahead)
+			io_stop(&io);	/* it only populated: no error */
 		return count;
 	}
 	/* A segment of more than WINDOWS_MAX windows of the buffers' size
