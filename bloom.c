@@ -609,9 +609,13 @@ set_keys(struct bloom *b, const struct pass *v, const uint64_t *hashes,
 				s = locks_add_list(b, hashes + pos,
 				    v->idx + j, take, v->found, &fresh);
 			} else {
+				/* Keys found new, and only those, set bits
+				 * wherever they go: their pages may be made
+				 * writable ahead (VISIT_SET). */
 				fresh = visit(v, &b->seg[b->target],
-				    hashes + pos, v->idx + j, take, 1,
-				    v->found);
+				    hashes + pos, v->idx + j, take,
+				    b->mode->sets_found ? VISIT_ADD :
+				    VISIT_SET, v->found);
 				if (!b->mode->counts_fresh)
 					fresh = take;
 			}

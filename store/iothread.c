@@ -11,7 +11,9 @@
  * and the one before is written back.  For a filter mapped whole, the
  * page faults of an add are its I/O: the thread makes the next windows'
  * pages writable (MADV_POPULATE_WRITE) while the caller sets the bits of
- * the window before, and the caller never waits for it.
+ * the window before; the caller waits for it only in io_stop, and
+ * without a thread nothing is populated (advice: the caller's own faults
+ * do it).
  *
  * The caller does not use a buffer it has queued a read into until the
  * read is done, and works on no window it has queued a write-back or a

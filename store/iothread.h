@@ -67,7 +67,9 @@ void io_write(struct iothread *io, struct io_range r);
 void io_release(struct iothread *io, struct io_range r, int written);
 
 /* Queues the mapping of r's pages writable (advice: nothing fails),
- * unless IO_QUEUE jobs wait already; returns 1 if queued, else 0. */
+ * unless IO_QUEUE jobs wait already or there is no thread (then it is
+ * not done at all, not done by the caller); returns 1 if queued, else
+ * 0. */
 int io_populate(struct iothread *io, struct io_range r);
 
 /* Waits for every job queued, and stops the thread.  Returns 0, or -1

@@ -29,9 +29,9 @@
  * window is unmapped and its write-back started, and two windows later
  * waited for and the pages dropped from the page cache, so that the
  * filter's pages in memory stay within a few windows and the disk reads
- * and writes at once.  Mapped whole, the same thread makes an add's next
- * windows writable while this one sets the bits of the window before
- * (populate_ahead).
+ * and writes at once.  Mapped whole, the same thread makes the next
+ * windows of an add --new's set sweep writable while this one sets the
+ * bits of the window before (populate_ahead).
  */
 #include <sys/mman.h>
 
@@ -342,14 +342,17 @@ visit_window(struct bloom_sweep *w, const struct segment *s,
 }
 
 /*
- * Mapped whole, an add's windows are made writable by the helper thread,
- * up to POPULATE_AHEAD windows ahead of window n, whose bits this thread
- * is about to set: the kernel's share of setting bits in a page cache
- * page (a write fault a page, and on ext4 its buffers made dirty) is
- * then done on the other processor.  Only windows with a key to set for
- * every POPULATE_PER pages, and only while the thread keeps up: a window
- * it has not reached is faulted in here, as without it.  Making a page
- * writable changes none of its bits, so a line is still marked seen only
+ * Mapped whole, the windows of keys known new (VISIT_SET: add --new's
+ * set sweep) are made writable by the helper thread, up to
+ * POPULATE_AHEAD windows ahead of window n, whose bits this thread is
+ * about to set: the kernel's share of setting bits in a page cache page
+ * (a write fault a page, and on ext4 its buffers made dirty) is then
+ * done on the other processor.  Only windows with a key for every
+ * POPULATE_PER pages, and only while the thread keeps up: a window it has
+ * not reached is faulted in here, as without it.  Not for a plain add,
+ * whose keys may all be held already: made writable, a page is dirty
+ * and the file's mtime moves, though no bit changes.  Making a page
+ * writable sets none of its bits, so a line is still marked seen only
  * once its bits are set.  Returns the first window not yet looked at,
  * the queued of the next call.
  */
@@ -363,9 +366,11 @@ populate_ahead(struct bloom_sweep *w, struct iothread *io,
 	if (queued <= n)
 		queued = n + 1;
 	for (; queued < nwin && queued <= n + POPULATE_AHEAD; queued++) {
+		uint64_t keys = w->start[queued + 1] - w->start[queued];
+
 		r = window_range(x, wblocks * BLOCK_BYTES, queued);
-		if (w->start[queued + 1] - w->start[queued] >=
-		    r.len / PAGE / POPULATE_PER && !io_populate(io, r))
+		if (keys > 0 && keys >= r.len / PAGE / POPULATE_PER &&
+		    !io_populate(io, r))
 			break;
 	}
 	return queued;
@@ -394,9 +399,12 @@ sweep_visit(struct bloom_sweep *w, const struct segment *s,
 	struct io_range all, r;
 	size_t count = 0, nbehind = 0;
 	int buffered, cur = 0;	/* the buffer of window n */
+	int known_new = add == VISIT_SET;
 
 	if (m == 0)
 		return 0;
+	if (known_new)
+		add = VISIT_ADD;
 	/* A window begins where a key's bits may begin. */
 	while (wblocks % bits_unit_blocks(s) != 0)
 		wblocks *= 2;
@@ -410,7 +418,7 @@ sweep_visit(struct bloom_sweep *w, const struct segment *s,
 		madvise(all.addr, all.len, MADV_RANDOM);
 	if (!w->plan.out_of_core || m < all.len / PAGE / POPULATE_PER) {
 		uint64_t queued = 0;
-		int ahead = add == VISIT_ADD && !w->plan.out_of_core &&
+		int ahead = known_new && !w->plan.out_of_core && nwin > 1 &&
 		    m >= all.len / PAGE / POPULATE_PER;
 
 		if (ahead)
@@ -425,7 +433,8 @@ sweep_visit(struct bloom_sweep *w, const struct segment *s,
 			    res);
 		}
 		if (ahead)
-			io_stop(&io);	/* it only populated: no error */
+			io_stop(&io);	/* it only populated: no error; waits
+					 * for the jobs still queued */
 		return count;
 	}
 	/* A segment of more than WINDOWS_MAX windows of the buffers' size

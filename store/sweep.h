@@ -22,6 +22,9 @@ struct segment;
 				 * found whose bits the ones before them not
 				 * found would set (mates_list): an add
 				 * --new's test */
+#define VISIT_SET	3	/* adds them, known new (none held): each
+				 * sets bits, so their pages may be made
+				 * writable ahead (populate_ahead) */
 
 /* Keys of a window whose hashes are copied at a time. */
 #define SWEEP_GATHER	4096

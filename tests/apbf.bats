@@ -36,32 +36,6 @@ found() {
 	bloom check -c "$1" "$2"
 }
 
-# dirty FILE: how many pages of FILE the page cache holds dirty, by
-# cachestat(2) (Linux 6.5 on); exits 3 where the kernel has no cachestat.
-dirty() {
-	python3 -c '
-import ctypes, errno, os, sys
-libc = ctypes.CDLL(None, use_errno=True)
-class Range(ctypes.Structure):
-    _fields_ = [("off", ctypes.c_uint64), ("len", ctypes.c_uint64)]
-class Stat(ctypes.Structure):
-    _fields_ = [(n, ctypes.c_uint64) for n in
-                ("cache", "dirty", "writeback", "evicted", "recently_evicted")]
-fd = os.open(sys.argv[1], os.O_RDONLY)
-r, st = Range(0, 0), Stat()
-if libc.syscall(451, fd, ctypes.byref(r), ctypes.byref(st), 0) != 0:
-    sys.exit(3 if ctypes.get_errno() == errno.ENOSYS else 1)
-print(st.dirty if len(sys.argv) < 3 else st.dirty + st.writeback)
-' "$@"
-}
-
-# mtime FILE: the file's mtime in nanoseconds.  A store into a clean page
-# of a shared mapping makes the kernel update it, whether or not the page
-# has been written back since.
-mtime() {
-	python3 -c 'import os, sys; print(os.stat(sys.argv[1]).st_mtime_ns)' "$1"
-}
-
 @test "create --layout apbf: stats says the layout, the slots and the size" {
 	bloom create --seed 42 --generations 8 -n 100000 -p 0.01 \
 		--layout apbf w.bf

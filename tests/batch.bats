@@ -196,6 +196,46 @@ past_dirty_limit() {
 	[ "$(wc -l <want)" -lt 200000 ]
 }
 
+# Past the dirty limit a filter mapped whole is swept in windows, and an
+# add --new's set sweep has the windows of its new keys made writable
+# ahead (store/sweep.c): a page made writable is dirty, and the file's
+# mtime moves, though no bit changes.  A plain add's keys may all be
+# held, so its sweep makes nothing writable ahead.
+@test "batch: past the dirty limit, adding lines the filter holds dirties no page; new lines are set" {
+	[[ $(uname -m) == x86_64 ]] || skip "cachestat(2) is called by its x86-64 number"
+	echo 4096 >dirty
+	need_to_run "a filter past the dirty limit takes unshare -m and a bind mount on /proc/sys/vm" \
+		unshare -m sh -c 'mount --bind "$0" /proc/sys/vm/dirty_bytes' dirty
+	keys 20000 held- >held
+	keys 20000 new- >new
+	bloom create --seed 3 -s 8M f.bf
+	bloom add f.bf held
+	sync f.bf
+	run dirty f.bf
+	[ "$status" -ne 3 ] || skip "the kernel has no cachestat(2) (Linux 6.5 on)"
+	[ "$status" -eq 0 ]
+	[ "$output" -eq 0 ]
+	before=$(mtime f.bf)
+	# 2 500 keys a window of 1 MiB (256 pages), all held.
+	past_dirty_limit bloom add f.bf held
+	[ "$(dirty f.bf)" -eq 0 ]
+	run -0 --separate-stderr past_dirty_limit bloom add --new f.bf held
+	[ "$output" = "" ]
+	[ "$stderr" = "" ]
+	[ "$(dirty f.bf)" -eq 0 ]
+	[ "$(mtime f.bf)" = "$before" ]
+	# New lines, through the windows made writable ahead: each written
+	# once, then found, and the file as line by line makes it.
+	cp f.bf line.bf
+	bloom add --new line.bf new >want
+	past_dirty_limit bloom add --new f.bf new >got
+	cmp want got
+	[ "$(wc -l <got)" -ge 19990 ]
+	cmp line.bf f.bf
+	[ "$(bloom check -c f.bf new)" = 20000 ]
+	[ "$(mtime f.bf)" != "$before" ]
+}
+
 @test "batch: check, check -v, -c and -q on a filled filter, as line by line" {
 	bloom create --seed 5 -n 2000 -p 0.05 f.bf
 	input | head -n 1500 | bloom add f.bf
