@@ -192,6 +192,15 @@ next_window(const struct bloom_sweep *w, uint64_t n, uint64_t nwin)
 	return n;
 }
 
+/* Whether keys keys to set are many for len bytes of the mapping: one
+ * at least, and one for every POPULATE_PER pages, enough that its pages
+ * are better made writable in one call than faulted one at a time. */
+static int
+many_keys(uint64_t keys, size_t len)
+{
+	return keys > 0 && keys >= len / PAGE / POPULATE_PER;
+}
+
 /* Finds the repeats among the keys order[lo..hi) of a window just
  * tested (VISIT_SETTLE), from the same copy of its blocks, or the
  * mapping if buf is NULL: a window holds whole blocks, and its keys are
@@ -299,7 +308,7 @@ add_window(struct bloom_sweep *w, const struct segment *s,
 	 * costs a write fault of its own, and the kernel dirties the whole
 	 * of its (large) folio for each: when many keys are to be set, the
 	 * window's pages are mapped writable at once instead. */
-	if (left > lo && left - lo >= r.len / PAGE / POPULATE_PER)
+	if (many_keys(left - lo, r.len))
 		madvise(r.addr, r.len, MADV_POPULATE_WRITE);
 #endif
 	for (at = lo; at < left; at += n) {
@@ -366,10 +375,8 @@ populate_ahead(struct bloom_sweep *w, struct iothread *io,
 	if (queued <= n)
 		queued = n + 1;
 	for (; queued < nwin && queued <= n + POPULATE_AHEAD; queued++) {
-		uint64_t keys = w->start[queued + 1] - w->start[queued];
-
 		r = window_range(x, wblocks * BLOCK_BYTES, queued);
-		if (keys > 0 && keys >= r.len / PAGE / POPULATE_PER &&
+		if (many_keys(w->start[queued + 1] - w->start[queued], r.len) &&
 		    !io_populate(io, r))
 			break;
 	}
@@ -399,7 +406,7 @@ sweep_visit(struct bloom_sweep *w, const struct segment *s,
 	struct io_range all, r;
 	size_t count = 0, nbehind = 0;
 	int buffered, cur = 0;	/* the buffer of window n */
-	int known_new = add == VISIT_SET;
+	int known_new = add == VISIT_SET, many;
 
 	if (m == 0)
 		return 0;
@@ -414,12 +421,12 @@ sweep_visit(struct bloom_sweep *w, const struct segment *s,
 	/* A few keys, as when input trickles in, fault in the few pages
 	 * they need rather than read whole windows. */
 	all = window_range(&x, x.nblocks * BLOCK_BYTES, 0);
-	if (w->plan.out_of_core && m < all.len / PAGE / POPULATE_PER)
+	many = many_keys(m, all.len);
+	if (w->plan.out_of_core && !many)
 		madvise(all.addr, all.len, MADV_RANDOM);
-	if (!w->plan.out_of_core || m < all.len / PAGE / POPULATE_PER) {
+	if (!w->plan.out_of_core || !many) {
 		uint64_t queued = 0;
-		int ahead = known_new && !w->plan.out_of_core && nwin > 1 &&
-		    m >= all.len / PAGE / POPULATE_PER;
+		int ahead = known_new && !w->plan.out_of_core && nwin > 1 && many;
 
 		if (ahead)
 			io_start(&io, w->fd);

@@ -367,11 +367,7 @@ bits_per_line() {
 	[[ $(uname -m) == x86_64 ]] || skip "cachestat(2) is called by its x86-64 number"
 	bloom create --seed 42 --generations 8 -n 1000000 --layout apbf w.bf
 	seq 1 10000 | bloom add w.bf
-	sync w.bf
-	run dirty w.bf
-	[ "$status" -ne 3 ] || skip "the kernel has no cachestat(2) (Linux 6.5 on)"
-	[ "$status" -eq 0 ]
-	[ "$output" -eq 0 ]
+	synced_clean w.bf
 	# Stores of bits already set would dirty the pages they touch.  (The
 	# array has 750 pages: from as many lines on, an add makes them all
 	# writable, and dirty, at once.)
@@ -405,11 +401,7 @@ bits_per_line() {
 	[[ $(uname -m) == x86_64 ]] || skip "cachestat(2) is called by its x86-64 number"
 	bloom create --seed 42 --generations 8 -n 1000000 --layout apbf w.bf
 	seq 1 10000 | bloom add w.bf
-	sync w.bf
-	run dirty w.bf
-	[ "$status" -ne 3 ] || skip "the kernel has no cachestat(2) (Linux 6.5 on)"
-	[ "$status" -eq 0 ]
-	[ "$output" -eq 0 ]
+	synced_clean w.bf
 	# 10000 lines, 13 times the array's 750 pages, all held: the array
 	# is made writable at once only after stores, not lookups, as many
 	# as an eighth of its pages.

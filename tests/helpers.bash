@@ -381,6 +381,16 @@ print(st.dirty if len(sys.argv) < 3 else st.dirty + st.writeback)
 ' "$@"
 }
 
+# synced_clean FILE: syncs FILE, then fails unless the page cache holds
+# none of its pages dirty; skips where the kernel has no cachestat(2).
+synced_clean() {
+	sync "$1"
+	run dirty "$1"
+	[ "$status" -ne 3 ] || skip "the kernel has no cachestat(2) (Linux 6.5 on)"
+	[ "$status" -eq 0 ]
+	[ "$output" -eq 0 ]
+}
+
 # mtime FILE: the file's mtime in nanoseconds.  A store into a clean page
 # of a shared mapping makes the kernel update it, whether or not the page
 # has been written back since.
