@@ -32,6 +32,14 @@
  * and writes at once.  Mapped whole, the same thread makes the next
  * windows of an add --new's set sweep writable while this one sets the
  * bits of the window before (populate_ahead).
+ *
+ * A visit of many keys (SPLIT_KEYS) has two threads: its sort counts and
+ * places the batch's first half on this one and its second half on a
+ * helper, and mapped whole, a test's windows are split in two runs, one
+ * on each (visit_split): a key's answer, and the repeats among a window's
+ * keys, depend on its window only.  Each run has its own scratch (struct
+ * sweep_lane); the two runs' windows hold different keys, so their
+ * scratch for repeats stays within what the batch counts for one.
  */
 #include <sys/mman.h>
 
@@ -44,6 +52,7 @@
 #include "store/iothread.h"
 #include "store/mates.h"
 #include "store/sweep.h"
+#include "lib/threads.h"
 
 #define WINDOWS_MAX	((uint64_t)1 << 20)	/* windows in a segment */
 #define BEHIND		2	/* windows kept after they are worked on */
@@ -54,11 +63,15 @@
 				 * POPULATE_PER of them */
 #define POPULATE_AHEAD	4	/* windows made writable ahead of the one
 				 * whose bits are set, mapped whole */
+#define SPLIT_KEYS	65536	/* keys of a sort, or of a test mapped
+				 * whole, split between two threads (ms of
+				 * work; a thread starts in tens of us) */
 
 struct bloom_sweep *
 sweep_new(const struct memory_plan *p, size_t cap)
 {
 	struct bloom_sweep *w = calloc(1, sizeof *w);
+	int i, lanes = 1;
 
 	if (w == NULL)
 		return NULL;
@@ -71,8 +84,12 @@ sweep_new(const struct memory_plan *p, size_t cap)
 	    malloc(2 * cap * sizeof w->todo[0]) : NULL;
 	w->order = w->todo != NULL ? w->todo + cap : NULL;
 	w->start = malloc((WINDOWS_MAX + 1) * sizeof w->start[0]);
-	w->gathered = malloc(SWEEP_GATHER * sizeof w->gathered[0]);
-	w->got = malloc(SWEEP_GATHER);
+	for (i = 0; i < 2; i++) {
+		w->lane[i].gathered = malloc(SWEEP_GATHER *
+		    sizeof w->lane[i].gathered[0]);
+		w->lane[i].got = malloc(SWEEP_GATHER);
+		lanes &= w->lane[i].gathered != NULL && w->lane[i].got != NULL;
+	}
 	/* Out of core, two windows' buffers: one read while the other is
 	 * worked on.  Without them the mapping is read, in order. */
 	if (p->out_of_core) {
@@ -80,7 +97,7 @@ sweep_new(const struct memory_plan *p, size_t cap)
 		w->window[1] = malloc((size_t)p->window);
 	}
 	if (w->found == NULL || w->todo == NULL || w->order == NULL ||
-	    w->start == NULL || w->gathered == NULL || w->got == NULL) {
+	    w->start == NULL || !lanes) {
 		sweep_free(w);
 		errno = ENOMEM;
 		return NULL;
@@ -91,16 +108,20 @@ sweep_new(const struct memory_plan *p, size_t cap)
 void
 sweep_free(struct bloom_sweep *w)
 {
+	int i;
+
 	if (w == NULL)
 		return;
 	free(w->found);
 	free(w->todo);
 	free(w->start);
-	free(w->gathered);
-	free(w->got);
+	for (i = 0; i < 2; i++) {
+		free(w->lane[i].gathered);
+		free(w->lane[i].got);
+		free(w->lane[i].mates);
+	}
 	free(w->window[0]);
 	free(w->window[1]);
-	free(w->mates);
 	free(w);
 }
 
@@ -149,37 +170,114 @@ key_at(const uint32_t *idx, size_t j)
 	return idx != NULL ? idx[j] : (uint32_t)j;
 }
 
+/* The keys from..to of a sort by window: idx[j] (j if idx is NULL) for j
+ * in that range.  Counted into count[n] for each window n, then put at
+ * order[count[n]++] (count then holds where each window's keys of this
+ * part begin). */
+struct sort_part {
+	const struct segment *s;
+	const uint64_t *hashes;
+	const uint32_t *idx;
+	size_t from, to;
+	uint64_t wblocks;
+	uint64_t *count;
+	uint32_t *order;
+	int place;		/* 0: count them, 1: put them in order */
+};
+
+static void *
+sort_part(void *arg)
+{
+	const struct sort_part *p = arg;
+	bits_block_fn *block = bits_block_of(p->s);
+	const uint32_t *idx = p->idx;
+	size_t j;
+
+	for (j = p->from; j < p->to; j++) {
+		uint32_t k = key_at(idx, j);
+		uint64_t n = block(p->s, p->hashes[k]) / p->wblocks;
+
+		if (p->place)
+			p->order[p->count[n]++] = k;
+		else
+			p->count[n]++;
+	}
+	return NULL;
+}
+
+/* Runs part[1] on a helper thread and part[0] on this one, or both here
+ * if the helper cannot start. */
+static void
+both_parts(struct sort_part part[2])
+{
+	pthread_t t;
+	int helper = thread_start(&t, sort_part, &part[1]) == 0;
+
+	sort_part(&part[0]);
+	if (helper)
+		pthread_join(t, NULL);
+	else
+		sort_part(&part[1]);
+}
+
 /*
  * Sorts the m keys that idx lists (keys 0 to m if NULL) into w->order by
  * window of segment s, of nblocks blocks, stably; after it, window n's
  * keys are order[start[n] .. start[n + 1]).  Returns the number of
- * windows.
+ * windows.  A bucket sort, its count and its placing each in two parts
+ * when the keys are many (SPLIT_KEYS), the first half of the keys on
+ * this thread and the second on a helper: in each window the first
+ * half's keys go before the second's, so the order is the same.
  */
 static uint64_t
 sort_by_window(struct bloom_sweep *w, const struct segment *s,
     uint64_t nblocks, const uint64_t *hashes, const uint32_t *idx, size_t m,
     uint64_t wblocks)
 {
-	bits_block_fn *block = bits_block_of(s);
-	uint64_t *start = w->start, nwin, n, sum, c;
-	size_t j;
+	struct sort_part part[2];
+	uint64_t *start = w->start, *second = NULL, nwin, n, sum, a, b;
+	int i;
 
 	nwin = (nblocks + wblocks - 1) / wblocks;
+	if (m >= SPLIT_KEYS)
+		second = calloc((size_t)nwin, sizeof second[0]);
 	memset(start, 0, (size_t)(nwin + 1) * sizeof start[0]);
-	for (j = 0; j < m; j++)
-		start[block(s, hashes[key_at(idx, j)]) / wblocks + 1]++;
-	for (n = 0, sum = 0; n <= nwin; n++) {
-		c = start[n];
+	for (i = 0; i < 2; i++) {
+		part[i].s = s;
+		part[i].hashes = hashes;
+		part[i].idx = idx;
+		part[i].wblocks = wblocks;
+		part[i].order = w->order;
+		part[i].place = 0;
+	}
+	part[0].count = start;
+	part[1].count = second;
+	part[0].from = 0;
+	part[0].to = part[1].from = second != NULL ? m / 2 : m;
+	part[1].to = m;
+	if (second != NULL)
+		both_parts(part);
+	else
+		sort_part(&part[0]);
+	/* Where each part's keys of each window begin. */
+	for (n = 0, sum = 0; n < nwin; n++) {
+		a = start[n];
+		b = second != NULL ? second[n] : 0;
 		start[n] = sum;
-		sum += c;
+		if (second != NULL)
+			second[n] = sum + a;
+		sum += a + b;
 	}
-	/* start[n + 1] is now where window n begins; filling it moves it
-	 * to where window n ends. */
-	for (j = 0; j < m; j++) {
-		uint32_t k = key_at(idx, j);
-
-		w->order[start[block(s, hashes[k]) / wblocks + 1]++] = k;
-	}
+	part[0].place = part[1].place = 1;
+	if (second != NULL)
+		both_parts(part);
+	else
+		sort_part(&part[0]);
+	/* The last part's counts now end their windows. */
+	for (n = nwin; n > 0; n--)
+		start[n] = second != NULL ? second[n - 1] : start[n - 1];
+	start[0] = 0;
+	free(second);
 	return nwin;
 }
 
@@ -202,25 +300,27 @@ many_keys(uint64_t keys, size_t len)
 }
 
 /* Finds the repeats among the keys order[lo..hi) of a window just
- * tested (VISIT_SETTLE), from the same copy of its blocks, or the
- * mapping if buf is NULL: a window holds whole blocks, and its keys are
- * in input order. */
+ * tested (VISIT_SETTLE) in lane l, from the same copy of its blocks, or
+ * the mapping if buf is NULL: a window holds whole blocks, and its keys
+ * are in input order. */
 static void
-settle_window(struct bloom_sweep *w, const struct segment *s,
-    const uint64_t *hashes, const unsigned char *buf, uint64_t first,
-    size_t lo, size_t hi, unsigned char *res)
+settle_window(const struct bloom_sweep *w, struct sweep_lane *l,
+    const struct segment *s, const uint64_t *hashes,
+    const unsigned char *buf, uint64_t first, size_t lo, size_t hi,
+    unsigned char *res)
 {
 	if (mates_list(s, buf, first, hashes, w->order + lo, hi - lo,
-	    res, &w->mates, &w->mates_size) == -1 && w->write_error == 0)
-		w->write_error = errno;
+	    res, &l->mates, &l->mates_size) == -1 && l->error == 0)
+		l->error = errno;
 }
 
 /* Copies the hashes of the n keys order[from..from + n), n at most
- * SWEEP_GATHER, into w->gathered, loading those further on ahead: looked
+ * SWEEP_GATHER, into l->gathered, loading those further on ahead: looked
  * up through order by the kernels, each would be a cache miss of its own
  * (a batch's hashes are far larger than the cache). */
 static void
-gather(struct bloom_sweep *w, const uint64_t *hashes, size_t from, size_t n)
+gather(const struct bloom_sweep *w, struct sweep_lane *l,
+    const uint64_t *hashes, size_t from, size_t n)
 {
 	const uint32_t *order = w->order + from;
 	size_t j;
@@ -228,20 +328,20 @@ gather(struct bloom_sweep *w, const uint64_t *hashes, size_t from, size_t n)
 	for (j = 0; j < n; j++) {
 		if (j + GATHER_AHEAD < n)
 			__builtin_prefetch(&hashes[order[j + GATHER_AHEAD]]);
-		w->gathered[j] = hashes[order[j]];
+		l->gathered[j] = hashes[order[j]];
 	}
 }
 
-/* Gives the answers in w->got of the n keys order[from..from + n) to the
+/* Gives the answers in l->got of the n keys order[from..from + n) to the
  * caller's flags res. */
 static void
-scatter(const struct bloom_sweep *w, size_t from, size_t n,
-    unsigned char *res)
+scatter(const struct bloom_sweep *w, const struct sweep_lane *l,
+    size_t from, size_t n, unsigned char *res)
 {
 	size_t j;
 
 	for (j = 0; j < n; j++)
-		res[w->order[from + j]] = w->got[j];
+		res[w->order[from + j]] = l->got[j];
 }
 
 /*
@@ -268,7 +368,7 @@ next_to_read(struct bloom_sweep *w, const struct segment *s,
 			res[w->order[j]] = 0;
 		/* Its blocks are zeros, which the mapping gives unread. */
 		if (add == VISIT_SETTLE)
-			settle_window(w, s, hashes, NULL, 0,
+			settle_window(w, &w->lane[0], s, hashes, NULL, 0,
 			    (size_t)w->start[n], (size_t)w->start[n + 1],
 			    res);
 	}
@@ -288,18 +388,19 @@ add_window(struct bloom_sweep *w, const struct segment *s,
     const uint64_t *hashes, const unsigned char *buf, uint64_t first,
     struct io_range r, size_t lo, size_t hi, unsigned char *res)
 {
+	struct sweep_lane *l = &w->lane[0];
 	uint32_t *order = w->order;
 	size_t at, n, j, left = lo, count = 0;
 
 	for (at = lo; at < hi; at += n) {
 		n = hi - at < SWEEP_GATHER ? hi - at : SWEEP_GATHER;
-		gather(w, hashes, at, n);
-		bits_held_copy(s, buf, first, w->gathered, NULL, n, w->got);
+		gather(w, l, hashes, at, n);
+		bits_held_copy(s, buf, first, l->gathered, NULL, n, l->got);
 		for (j = 0; j < n; j++) {
 			uint32_t k = order[at + j];
 
 			order[left] = k;
-			left += !w->got[j];
+			left += !l->got[j];
 			res[k] = 0;
 		}
 	}
@@ -313,21 +414,22 @@ add_window(struct bloom_sweep *w, const struct segment *s,
 #endif
 	for (at = lo; at < left; at += n) {
 		n = left - at < SWEEP_GATHER ? left - at : SWEEP_GATHER;
-		gather(w, hashes, at, n);
-		count += bits_add(s, w->gathered, n, w->got);
-		scatter(w, at, n, res);
+		gather(w, l, hashes, at, n);
+		count += bits_add(s, l->gathered, n, l->got);
+		scatter(w, l, at, n, res);
 	}
 	return count;
 }
 
-/* Visits the keys order[lo..hi) of window r of s: added (res[k] as
- * isnew) or tested (res[k] as found), the window's blocks from first on
- * read from buf if it is not NULL; SWEEP_GATHER keys at a time, their
- * hashes copied in order.  Returns how many were new. */
+/* Visits the keys order[lo..hi) of window r of s in lane l: added
+ * (res[k] as isnew) or tested (res[k] as found), the window's blocks from
+ * first on read from buf if it is not NULL; SWEEP_GATHER keys at a time,
+ * their hashes copied in order.  Returns how many were new. */
 static size_t
-visit_window(struct bloom_sweep *w, const struct segment *s,
-    const uint64_t *hashes, const unsigned char *buf, uint64_t first,
-    struct io_range r, size_t lo, size_t hi, int add, unsigned char *res)
+visit_window(struct bloom_sweep *w, struct sweep_lane *l,
+    const struct segment *s, const uint64_t *hashes,
+    const unsigned char *buf, uint64_t first, struct io_range r, size_t lo,
+    size_t hi, int add, unsigned char *res)
 {
 	size_t at, n, count = 0;
 
@@ -335,19 +437,87 @@ visit_window(struct bloom_sweep *w, const struct segment *s,
 		return add_window(w, s, hashes, buf, first, r, lo, hi, res);
 	for (at = lo; at < hi; at += n) {
 		n = hi - at < SWEEP_GATHER ? hi - at : SWEEP_GATHER;
-		gather(w, hashes, at, n);
+		gather(w, l, hashes, at, n);
 		if (add == VISIT_ADD)
-			count += bits_add(s, w->gathered, n, w->got);
+			count += bits_add(s, l->gathered, n, l->got);
 		else if (buf != NULL)
-			bits_test_copy(s, buf, first, w->gathered, NULL, n,
-			    w->got);
+			bits_test_copy(s, buf, first, l->gathered, NULL, n,
+			    l->got);
 		else
-			bits_test(s, w->gathered, n, w->got);
-		scatter(w, at, n, res);
+			bits_test(s, l->gathered, n, l->got);
+		scatter(w, l, at, n, res);
 	}
 	if (add == VISIT_SETTLE)
-		settle_window(w, s, hashes, buf, first, lo, hi, res);
+		settle_window(w, l, s, hashes, buf, first, lo, hi, res);
 	return count;
+}
+
+/* The windows from..to of a test of segment s mapped whole, visited in
+ * lane l. */
+struct half {
+	struct bloom_sweep *w;
+	struct sweep_lane *l;
+	const struct segment *s;
+	const struct bits_extent *x;
+	const uint64_t *hashes;
+	uint64_t wblocks, from, to;
+	int what;		/* VISIT_TEST or VISIT_SETTLE */
+	unsigned char *res;
+};
+
+static void *
+visit_half(void *arg)
+{
+	const struct half *h = arg;
+	uint64_t n;
+
+	for (n = h->from; n < h->to; n++)
+		visit_window(h->w, h->l, h->s, h->hashes, NULL, 0,
+		    window_range(h->x, h->wblocks * BLOCK_BYTES, n),
+		    (size_t)h->w->start[n], (size_t)h->w->start[n + 1],
+		    h->what, h->res);
+	return NULL;
+}
+
+/*
+ * Tests the m keys sorted into the nwin windows of segment s at x, mapped
+ * whole (VISIT_TEST or VISIT_SETTLE), the windows from the one holding
+ * the middle key on in a helper thread (lane 1) and the others in this
+ * one: a key's answer, and the repeats among a window's keys, depend only
+ * on its window, and nothing is written but each key's own flag.  If no
+ * thread can start, this one visits them all.
+ */
+static void
+visit_split(struct bloom_sweep *w, const struct segment *s,
+    const struct bits_extent *x, const uint64_t *hashes, uint64_t wblocks,
+    uint64_t nwin, size_t m, int what, unsigned char *res)
+{
+	struct half h[2];
+	pthread_t t;
+	uint64_t mid;
+	int i, helper;
+
+	for (mid = 0; mid < nwin && w->start[mid + 1] < m / 2; mid++)
+		;
+	for (i = 0; i < 2; i++) {
+		h[i].w = w;
+		h[i].l = &w->lane[i];
+		h[i].s = s;
+		h[i].x = x;
+		h[i].hashes = hashes;
+		h[i].wblocks = wblocks;
+		h[i].what = what;
+		h[i].res = res;
+	}
+	h[0].from = 0;
+	h[0].to = h[1].from = mid;
+	h[1].to = nwin;
+	helper = thread_start(&t, visit_half, &h[1]) == 0;
+	if (!helper)
+		h[0].to = nwin;
+	visit_half(&h[0]);
+	if (helper)
+		pthread_join(t, NULL);
 }
 
 /*
@@ -392,10 +562,11 @@ populate_ahead(struct bloom_sweep *w, struct iothread *io,
  * copy, and only the ones it does not hold are set, through the mapping.
  * An add then starts the window's write-back, and BEHIND windows later
  * it is dropped, so that the filter's pages in memory stay within a few
- * windows.
+ * windows.  Mapped whole, a test of many keys is split between this
+ * thread and a helper (visit_split).
  */
-size_t
-sweep_visit(struct bloom_sweep *w, const struct segment *s,
+static size_t
+visit_segment(struct bloom_sweep *w, const struct segment *s,
     const uint64_t *hashes, const uint32_t *idx, size_t m, int add,
     unsigned char *res)
 {
@@ -424,6 +595,11 @@ sweep_visit(struct bloom_sweep *w, const struct segment *s,
 	many = many_keys(m, all.len);
 	if (w->plan.out_of_core && !many)
 		madvise(all.addr, all.len, MADV_RANDOM);
+	if (!w->plan.out_of_core && add != VISIT_ADD && many && nwin > 1 &&
+	    m >= SPLIT_KEYS) {
+		visit_split(w, s, &x, hashes, wblocks, nwin, m, add, res);
+		return 0;
+	}
 	if (!w->plan.out_of_core || !many) {
 		uint64_t queued = 0;
 		int ahead = known_new && !w->plan.out_of_core && nwin > 1 && many;
@@ -434,7 +610,8 @@ sweep_visit(struct bloom_sweep *w, const struct segment *s,
 			if (ahead)
 				queued = populate_ahead(w, &io, &x, wblocks, n,
 				    nwin, queued);
-			count += visit_window(w, s, hashes, NULL, 0,
+			count += visit_window(w, &w->lane[0], s, hashes,
+			    NULL, 0,
 			    window_range(&x, wblocks * BLOCK_BYTES, n),
 			    (size_t)w->start[n], (size_t)w->start[n + 1], add,
 			    res);
@@ -475,7 +652,8 @@ sweep_visit(struct bloom_sweep *w, const struct segment *s,
 			madvise(r.addr, r.len, MADV_WILLNEED);
 		}
 		r = window_range(&x, wblocks * BLOCK_BYTES, n);
-		count += visit_window(w, s, hashes, read, n * wblocks, r,
+		count += visit_window(w, &w->lane[0], s, hashes, read,
+		    n * wblocks, r,
 		    (size_t)w->start[n], (size_t)w->start[n + 1], add, res);
 		cur = !cur;
 		if (add == VISIT_ADD) {
@@ -500,6 +678,24 @@ sweep_visit(struct bloom_sweep *w, const struct segment *s,
 		    behind[--nbehind]), add == VISIT_ADD);
 	if (io_stop(&io) == -1 && w->write_error == 0)
 		w->write_error = errno;
+	return count;
+}
+
+size_t
+sweep_visit(struct bloom_sweep *w, const struct segment *s,
+    const uint64_t *hashes, const uint32_t *idx, size_t m, int add,
+    unsigned char *res)
+{
+	size_t count = visit_segment(w, s, hashes, idx, m, add, res);
+	int i;
+
+	/* The lanes' errors come after any before this visit, lane 0's
+	 * (the first windows) first. */
+	for (i = 0; i < 2; i++) {
+		if (w->write_error == 0)
+			w->write_error = w->lane[i].error;
+		w->lane[i].error = 0;
+	}
 	return count;
 }
 

@@ -32,6 +32,21 @@ struct segment;
 /* Bytes of scratch a sweep takes per key of its batch. */
 #define SWEEP_KEY_BYTES	(1 + 2 * sizeof(uint32_t))
 
+/* What one thread visiting windows works in: a sweep's tests of a
+ * filter mapped whole are split between two (sweep.c's SPLIT_KEYS). */
+struct sweep_lane {
+	uint64_t *gathered;	/* SWEEP_GATHER hashes of a window's keys,
+				 * copied in order, so that the filter's
+				 * kernels read them in sequence */
+	unsigned char *got;	/* their answers, before they go to the
+				 * caller's flags */
+	void *mates;		/* mates_list's scratch, kept from one
+				 * window to the next */
+	size_t mates_size;	/* its bytes */
+	int error;		/* errno of the first look-up of repeats
+				 * that failed, or 0 */
+};
+
 /* A sweep's plan and scratch, for batches of up to cap keys. */
 struct bloom_sweep {
 	struct memory_plan plan;	/* window size, out of core */
@@ -46,16 +61,9 @@ struct bloom_sweep {
 	uint32_t *order;	/* the same, sorted by window (right after
 				 * todo, in the same allocation) */
 	uint64_t *start;	/* per window: where its keys end in order */
-	uint64_t *gathered;	/* SWEEP_GATHER hashes of a window's keys,
-				 * copied in order, so that the filter's
-				 * kernels read them in sequence */
-	unsigned char *got;	/* their answers, before they go to the
-				 * caller's flags */
+	struct sweep_lane lane[2];	/* this thread's, a helper's */
 	unsigned char *window[2];	/* out of core: windows read with
 				 * pread, one while the other is worked on */
-	void *mates;		/* mates_list's scratch, kept from one
-				 * window to the next */
-	size_t mates_size;	/* its bytes */
 };
 
 /* Returns a sweep for plan p and batches of up to cap keys, or NULL

@@ -196,6 +196,55 @@ past_dirty_limit() {
 	[ "$(wc -l <want)" -lt 200000 ]
 }
 
+# Past the dirty limit a batch of many keys (store/sweep.c's SPLIT_KEYS,
+# 65 536) is sorted by window in two halves on two threads, and a filter
+# mapped whole is tested in two runs of windows, one on each thread.
+# Every kind of filter, sized to several windows of 1 MiB, through both:
+# a first add --new into an empty filter, then one of other lines, half
+# of them held, where a grown filter's and a window's older segments are
+# tested.
+@test "batch: past the dirty limit, every kind of filter of several windows, on two threads, as line by line" {
+	echo 4096 >dirty
+	need_to_run "a filter past the dirty limit takes unshare -m and a bind mount on /proc/sys/vm" \
+		unshare -m sh -c 'mount --bind "$0" /proc/sys/vm/dirty_bytes' dirty
+	awk 'BEGIN { srand(5); for (i = 0; i < 300000; i++)
+		printf "https://host%d.example/p/%d\n", int(rand() * 600),
+		    int(rand() * 400) }' >in1
+	awk 'BEGIN { srand(6); for (i = 0; i < 200000; i++)
+		printf "https://host%d.example/p/%d\n", int(rand() * 900),
+		    int(rand() * 400) }' >in2
+	for kind in fixed grow window apbf slice; do
+		rm -f f.bf line.bf
+		case $kind in
+		fixed) bloom create --seed 3 -s 4M f.bf ;;
+		grow) bloom create --seed 3 --grow -n 60000 -p 1e-7 f.bf ;;
+		window) bloom create --seed 3 --generations 3 --layout blocked \
+			-n 150000 -p 1e-6 f.bf ;;
+		apbf) bloom create --seed 3 --generations 3 --layout apbf \
+			-n 150000 -p 1e-6 f.bf ;;
+		slice) bloom create --seed 3 -s 8M --slice 1/2 f.bf ;;
+		esac
+		cp f.bf line.bf
+		for in in in1 in2; do
+			bloom add --new --pass-over line.bf $in >want 2>want.err
+			sed 's/line\.bf/f.bf/' want.err >want.err2
+			past_dirty_limit bloom add --new --pass-over f.bf $in \
+				>got 2>got.err
+			echo "$kind $in: $(wc -l <got) new of $(wc -l <want)"
+			cmp want got
+			cmp want.err2 got.err
+			[ "$(wc -l <want)" -gt 30000 ]
+		done
+		table=$(json f.bf '4096 if d["mode"] != "grow" else 8192')
+		cmp <(tail -c +$((table + 1)) f.bf) <(tail -c +$((table + 1)) line.bf)
+		[ "$(past_dirty_limit bloom check -c --pass-over f.bf in1 in2 2>/dev/null)" = \
+		  "$(bloom check -c --pass-over line.bf in1 in2 2>/dev/null)" ]
+	done
+	# Both inputs hold repeats, and the second half its lines the first.
+	[ "$(sort -u in1 | wc -l)" -eq 171095 ]
+	[ "$(sort -u in1 in2 | wc -l)" -eq 251552 ]
+}
+
 # Past the dirty limit a filter mapped whole is swept in windows, and an
 # add --new's set sweep has the windows of its new keys made writable
 # ahead (store/sweep.c): a page made writable is dirty, and the file's
