@@ -83,7 +83,10 @@ sweep_new(const struct memory_plan *p, size_t cap)
 	w->todo = cap <= SIZE_MAX / 2 / sizeof w->todo[0] ?
 	    malloc(2 * cap * sizeof w->todo[0]) : NULL;
 	w->order = w->todo != NULL ? w->todo + cap : NULL;
-	w->start = malloc((WINDOWS_MAX + 1) * sizeof w->start[0]);
+	/* start, and the second part's counts of a sort in two parts: pages
+	 * are touched only as far as a segment has windows. */
+	w->start = malloc(2 * (WINDOWS_MAX + 1) * sizeof w->start[0]);
+	w->second = w->start != NULL ? w->start + WINDOWS_MAX + 1 : NULL;
 	for (i = 0; i < 2; i++) {
 		w->lane[i].gathered = malloc(SWEEP_GATHER *
 		    sizeof w->lane[i].gathered[0]);
@@ -239,8 +242,10 @@ sort_by_window(struct bloom_sweep *w, const struct segment *s,
 	int i;
 
 	nwin = (nblocks + wblocks - 1) / wblocks;
-	if (m >= SPLIT_KEYS)
-		second = calloc((size_t)nwin, sizeof second[0]);
+	if (m >= SPLIT_KEYS) {
+		second = w->second;
+		memset(second, 0, (size_t)nwin * sizeof second[0]);
+	}
 	memset(start, 0, (size_t)(nwin + 1) * sizeof start[0]);
 	for (i = 0; i < 2; i++) {
 		part[i].s = s;
@@ -277,7 +282,6 @@ sort_by_window(struct bloom_sweep *w, const struct segment *s,
 	for (n = nwin; n > 0; n--)
 		start[n] = second != NULL ? second[n - 1] : start[n - 1];
 	start[0] = 0;
-	free(second);
 	return nwin;
 }
 
@@ -516,8 +520,14 @@ visit_split(struct bloom_sweep *w, const struct segment *s,
 	if (!helper)
 		h[0].to = nwin;
 	visit_half(&h[0]);
-	if (helper)
-		pthread_join(t, NULL);
+	if (!helper)
+		return;
+	pthread_join(t, NULL);
+	/* The helper's scratch for repeats goes with its visit: kept, it
+	 * and this thread's would be twice what a batch's budget counts. */
+	free(w->lane[1].mates);
+	w->lane[1].mates = NULL;
+	w->lane[1].mates_size = 0;
 }
 
 /*

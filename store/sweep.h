@@ -61,6 +61,9 @@ struct bloom_sweep {
 	uint32_t *order;	/* the same, sorted by window (right after
 				 * todo, in the same allocation) */
 	uint64_t *start;	/* per window: where its keys end in order */
+	uint64_t *second;	/* per window: a sort's count of its keys
+				 * in the second part (SPLIT_KEYS), in the
+				 * same allocation as start */
 	struct sweep_lane lane[2];	/* this thread's, a helper's */
 	unsigned char *window[2];	/* out of core: windows read with
 				 * pread, one while the other is worked on */
