@@ -138,9 +138,20 @@ bench/layouts: $(LAYOUTS_SRC) bench/layouts.h params.o $(HDR)
 		$(LDLIBS)
 
 # tests/need installs what the tests run (as root, with apt-get), or says
-# how to.
+# how to.  The test files run JOBS at a time (bats --jobs, through GNU
+# parallel), each file's tests in order; then, one after the other, those
+# that share the ssh hosts and the Slurm cluster .ci/run starts for them
+# (merge and slurm write the same files on those hosts).  JOBS=1 runs
+# every file in turn.
+JOBS = 2
+SHARED_TESTS = tests/merge.bats tests/slurm.bats
+BATS_JOBS = $(if $(filter-out 1,$(JOBS)),--jobs $(JOBS) --no-parallelize-within-files)
+
 check: need layers bloom $(TESTBIN)
-	bats tests
+	@status=0; \
+	bats $(BATS_JOBS) $(filter-out $(SHARED_TESTS),$(sort $(wildcard tests/*.bats))) || status=1; \
+	bats $(SHARED_TESTS) || status=1; \
+	exit $$status
 
 # Includes go only downward through the layers, store/ stays private to the
 # core, no module cycle, no unused include, no function defined twice.
