@@ -14,9 +14,13 @@
  * rest.  So bloom in a memory cgroup, whose limit is then its budget,
  * fits in it.
  */
+#include <sys/mman.h>
+
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -33,6 +37,10 @@
 				 * mapped whole: what a core's cache holds */
 #define BATCH_MAX	((uint64_t)(SIZE_MAX / 4))	/* bytes of a batch a
 						 * 32-bit host can address */
+#define HUGE_PAGE	((uintptr_t)2 << 20)	/* x86-64's and arm64's
+						 * (4 KiB pages) huge page */
+#define SMALL_START	((uintptr_t)4 << 20)	/* bytes of an array in
+						 * small pages, at its start */
 #define USABLE_LEAST	4	/* the filter and batches take at least
 				 * a 4th of a budget, however small */
 
@@ -227,4 +235,38 @@ memory_plan(uint64_t filter_bytes, uint64_t budget, uint64_t fixed,
 	if (!p->out_of_core && w > WINDOW_MAPPED)
 		w = WINDOW_MAPPED;
 	p->window = w;
+}
+
+void
+memory_huge(void *array, size_t size)
+{
+#ifdef MADV_HUGEPAGE
+	/* Whole huge pages only, within the array past its first
+	 * SMALL_START bytes: a trickle's batches, which touch only the start
+	 * of each array, stay in small pages, and no huge page reaches past
+	 * the array's end into memory a plan does not count. */
+	if (array != NULL && size > SMALL_START + HUGE_PAGE) {
+		uintptr_t from = ((uintptr_t)array + SMALL_START + HUGE_PAGE -
+		    1) & ~(HUGE_PAGE - 1);
+		uintptr_t to = ((uintptr_t)array + size) & ~(HUGE_PAGE - 1);
+		int saved = errno;
+
+		/* Advice only: refused, pages are as small as ever. */
+		if (to > from)
+			(void)madvise((void *)from, to - from, MADV_HUGEPAGE);
+		errno = saved;
+	}
+#else
+	(void)array;
+	(void)size;
+#endif
+}
+
+void *
+memory_array(size_t size)
+{
+	void *p = malloc(size);
+
+	memory_huge(p, size);
+	return p;
 }

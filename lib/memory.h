@@ -4,6 +4,7 @@
 #ifndef BLOOM_MEMORY_H
 #define BLOOM_MEMORY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* How add and check work on a filter. */
@@ -42,5 +43,17 @@ uint64_t memory_dirty_limit(void);
  * otherwise, sized from what is left. */
 void memory_plan(uint64_t filter_bytes, uint64_t budget, uint64_t fixed,
     int adding, struct memory_plan *p);
+
+/* Asks the kernel for the pages of array, size bytes that a batch or a
+ * sweep fills from its start, key by key, as huge ones past its first
+ * 4 MiB (MADV_HUGEPAGE where the kernel has it): a fault for each 2 MiB
+ * touched rather than for each 4 KiB, and a trickle's few keys still in
+ * small pages.  No page reaches past the array, whose whole size is what
+ * a plan counts.  Advice only: nothing fails. */
+void memory_huge(void *array, size_t size);
+
+/* Returns malloc(size), memory_huge's advice taken: NULL, errno set, if
+ * malloc fails.  free takes it back. */
+void *memory_array(size_t size);
 
 #endif

@@ -78,11 +78,14 @@ sweep_new(const struct memory_plan *p, size_t cap)
 	w->plan = *p;
 	w->cap = cap;
 	w->fd = -1;
-	w->found = malloc(cap);
-	/* todo and order in one piece: sweep_scratch lends it whole. */
+	w->found = memory_array(cap);
+	/* todo and order in one piece: sweep_scratch lends it whole.  Each
+	 * is filled from its start. */
 	w->todo = cap <= SIZE_MAX / 2 / sizeof w->todo[0] ?
 	    malloc(2 * cap * sizeof w->todo[0]) : NULL;
 	w->order = w->todo != NULL ? w->todo + cap : NULL;
+	memory_huge(w->todo, cap * sizeof w->todo[0]);
+	memory_huge(w->order, cap * sizeof w->order[0]);
 	/* start, and the second part's counts of a sort in two parts: pages
 	 * are touched only as far as a segment has windows. */
 	w->start = malloc(2 * (WINDOWS_MAX + 1) * sizeof w->start[0]);

@@ -36,13 +36,13 @@ batch_init(struct batch *t, const struct memory_plan *p, int keep_lines,
 	t->per_key = per_key;
 	cap = p->batch_bytes / per_key;
 	t->cap = cap < 1 ? 1 : cap > KEYS_MAX ? KEYS_MAX : (size_t)cap;
-	t->hash = malloc(t->cap * sizeof t->hash[0]);
-	t->hit = malloc(t->cap);
-	t->again = malloc(t->cap);
+	t->hash = memory_array(t->cap * sizeof t->hash[0]);
+	t->hit = memory_array(t->cap);
+	t->again = memory_array(t->cap);
 	if (keep_lines) {
-		t->end = malloc(t->cap * sizeof t->end[0]);
+		t->end = memory_array(t->cap * sizeof t->end[0]);
 		t->text_cap = (size_t)p->batch_bytes;
-		t->text = malloc(t->text_cap);
+		t->text = memory_array(t->text_cap);
 	}
 	if (t->hash == NULL || t->hit == NULL || t->again == NULL ||
 	    (keep_lines && (t->end == NULL || t->text == NULL)) ||

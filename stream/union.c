@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/memory.h"
 #include "stream/union.h"
 
 /* Returns 1 if a and b are slices of the same whole filter, as far as
@@ -121,16 +122,16 @@ union_resize(struct filter_union *u, size_t cap)
 	free(u->which);
 	free(u->answered);
 	free(u->unknown);
-	u->keys = malloc(cap * sizeof u->keys[0]);
-	u->found = malloc(cap);
-	u->which = malloc(cap * sizeof u->which[0]);
-	u->answered = u->sliced ? malloc(cap) : NULL;
-	u->unknown = u->sliced ? malloc(cap * sizeof u->unknown[0]) : NULL;
+	u->keys = memory_array(cap * sizeof u->keys[0]);
+	u->found = memory_array(cap);
+	u->which = memory_array(cap * sizeof u->which[0]);
+	u->answered = u->sliced ? memory_array(cap) : NULL;
+	u->unknown = u->sliced ? memory_array(cap * sizeof u->unknown[0]) : NULL;
 	ok = u->keys != NULL && u->found != NULL && u->which != NULL &&
 	    (!u->sliced || (u->answered != NULL && u->unknown != NULL));
 	for (s = 1; s < u->nseeds; s++) {
 		free(u->hashes[s]);
-		u->hashes[s] = malloc(cap * sizeof u->hashes[s][0]);
+		u->hashes[s] = memory_array(cap * sizeof u->hashes[s][0]);
 		ok = ok && u->hashes[s] != NULL;
 	}
 	u->cap = cap;

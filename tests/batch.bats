@@ -729,3 +729,50 @@ fake_cgroup() {
 	[ "$output" -lt 1000 ]
 	cmp out <(keys 50000)
 }
+
+# huge_kib PID: the KiB of PID's anonymous memory in huge pages.
+huge_kib() {
+	awk '/^AnonHugePages:/ { print $2 }' "/proc/$1/smaps_rollup"
+}
+
+# fed PID FILE N: waits until FILE, PID's output, has N lines.
+fed() {
+	local i
+	for i in $(seq 600); do
+		[ "$(wc -l <"$2")" -ge "$3" ] && return 0
+		kill -0 "$1" || return 1
+		sleep 0.05
+	done
+	return 1
+}
+
+@test "batch: a big batch's arrays are in huge pages past their first MiBs, a trickle's are not" {
+	thp=/sys/kernel/mm/transparent_hugepage/enabled
+	[ -r "$thp" ] || skip "$thp is missing: this kernel has no transparent huge pages"
+	grep -q '\[never\]' "$thp" && skip "transparent huge pages are off here ($thp: $(cat "$thp"))"
+	[ -r /proc/self/smaps_rollup ] || skip "/proc/PID/smaps_rollup is missing: Linux 4.14 or later tells a process's huge pages"
+	bloom create --seed 40 -s 256M f.bf
+	# Out of core in 384M: batches of millions of lines, their keys,
+	# hashes and ends in arrays of tens of MiB.
+	for n in 12 1000000; do
+		rm -f in.fifo out
+		mkfifo in.fifo
+		bloom add --new --memory 384M f.bf <in.fifo >out &
+		pid=$!
+		exec 7>in.fifo
+		keys "$n" "k$n-" >&7
+		# The input pauses, open: the batch is answered and its
+		# arrays stay as they are while bloom waits for more.
+		fed "$pid" out "$n"
+		kib=$(huge_kib "$pid")
+		exec 7>&-
+		wait "$pid"
+		echo "$n lines: $kib KiB in huge pages"
+		cmp out <(keys "$n" "k$n-")
+		if [ "$n" -gt 12 ]; then
+			[ "$kib" -ge 2048 ]
+		elif grep -q '\[madvise\]' "$thp"; then
+			[ "$kib" -eq 0 ]
+		fi
+	done
+}
