@@ -12,7 +12,8 @@
  * groups, the output buffer, a claim table: the caller's fixed bytes) is
  * taken off first, and the filter's mapping and the batches share the
  * rest.  So bloom in a memory cgroup, whose limit is then its budget,
- * fits in it.
+ * fits in it.  The arrays a batch fills key by key ask the kernel for
+ * huge pages (memory_huge): fewer faults, the same bytes.
  */
 #include <sys/mman.h>
 

@@ -735,15 +735,9 @@ huge_kib() {
 	awk '/^AnonHugePages:/ { print $2 }' "/proc/$1/smaps_rollup"
 }
 
-# fed PID FILE N: waits until FILE, PID's output, has N lines.
-fed() {
-	local i
-	for i in $(seq 600); do
-		[ "$(wc -l <"$2")" -ge "$3" ] && return 0
-		kill -0 "$1" || return 1
-		sleep 0.05
-	done
-	return 1
+# has_lines FILE N: FILE has N lines or more.
+has_lines() {
+	[ "$(wc -l <"$1")" -ge "$2" ]
 }
 
 @test "batch: a big batch's arrays are in huge pages past their first MiBs, a trickle's are not" {
@@ -763,7 +757,7 @@ fed() {
 		keys "$n" "k$n-" >&7
 		# The input pauses, open: the batch is answered and its
 		# arrays stay as they are while bloom waits for more.
-		fed "$pid" out "$n"
+		within 30 has_lines out "$n"
 		kib=$(huge_kib "$pid")
 		exec 7>&-
 		wait "$pid"
