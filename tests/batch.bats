@@ -673,8 +673,9 @@ fake_cgroup() {
 # The budget is seen in what bloom does: out of core, a 64 MiB filter
 # under a 64 MiB budget is read with pread(2) in windows of a 32nd of
 # what the budget leaves once the process's fixed bytes are taken (about
-# 15 MiB for add: lib/memory.c): 1 MiB; in memory it is not read with
-# pread at all.
+# 15 MiB for add: lib/memory.c): 1 MiB, cut at multiples of 1 MiB in the
+# file, so 63 whole windows, the first less the header page and a last
+# page; in memory it is not read with pread at all.
 @test "batch: the budget is the cgroup's limit, v1 and v2, from an ancestor" {
 	need_to_run "faking a cgroup takes unshare -m and tmpfs mounts on /proc and /sys/fs/cgroup" \
 		unshare -m sh -c 'mount -t tmpfs none /proc && mount -t tmpfs none /sys/fs/cgroup'
@@ -690,11 +691,22 @@ fake_cgroup() {
 			run -0 strace -f -o trace -e trace=pread64 bash -c \
 			    'fake_cgroup "$@"' bash "$v" $(numfmt --from=iec "$1") \
 			    bloom add ${2-} ${3-} g.bf in
-			windows=$(grep -c ', 1048576, ' trace || true)
-			echo "v$v, limit $case: $windows windows read"
+			windows=$(grep -c ', 1048576, [0-9]*) = 1048576$' trace || true)
+			ends=$(grep -c -e ', 1044480, 4096) = 1044480$' \
+			    -e ', 4096, 67108864) = 4096$' trace || true)
+			echo "v$v, limit $case: $windows whole windows read, $ends ends"
 			case $case in
-			64M) [ "$windows" -eq 64 ] ;;
-			*) [ "$windows" -eq 0 ] ;;
+			64M)
+				[ "$windows" -eq 63 ]
+				[ "$ends" -eq 2 ]
+				# every whole window at a multiple of 1 MiB
+				sed -n 's/.*, 1048576, \([0-9]*\)) = 1048576$/\1/p' trace |
+				    awk '$1 % 1048576 { bad = 1 } END { exit bad }'
+				;;
+			*)
+				[ "$windows" -eq 0 ]
+				[ "$ends" -eq 0 ]
+				;;
 			esac
 			cmp g.bf want.bf
 		done
