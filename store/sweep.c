@@ -155,27 +155,34 @@ struct grid {
 	uint64_t wblocks, lead;
 };
 
-/* The grid of windows of wblocks blocks over the segment at x.  A window
- * begins where a key's bits may begin: where the cuts cannot be both
- * that and a multiple of the size in the file, they are counted from the
+/* The number of windows of grid g. */
+static uint64_t
+grid_windows(const struct grid *g)
+{
+	return (g->x->nblocks + g->lead + g->wblocks - 1) / g->wblocks;
+}
+
+/* The grid of windows of wblocks blocks, or the least power-of-two
+ * multiple of that which is a multiple of unit (a window begins where a
+ * key's bits may begin) and cuts the segment at x into WINDOWS_MAX
+ * windows at most.  Where the cuts cannot be both where bits begin and
+ * at multiples of the size in the file, they are counted from the
  * segment's first block. */
 static struct grid
 grid_of(const struct bits_extent *x, uint64_t wblocks, uint64_t unit)
 {
 	struct grid g = { x, wblocks, 0 };
 
-	if (x->offset % BLOCK_BYTES == 0)
-		g.lead = x->offset / BLOCK_BYTES % wblocks;
-	if (g.lead % unit != 0)
+	while (g.wblocks % unit != 0)
+		g.wblocks *= 2;
+	for (;; g.wblocks *= 2) {
 		g.lead = 0;
-	return g;
-}
-
-/* The number of windows of grid g. */
-static uint64_t
-grid_windows(const struct grid *g)
-{
-	return (g->x->nblocks + g->lead + g->wblocks - 1) / g->wblocks;
+		if (x->offset % BLOCK_BYTES == 0 &&
+		    x->offset / BLOCK_BYTES % g.wblocks % unit == 0)
+			g.lead = x->offset / BLOCK_BYTES % g.wblocks;
+		if (grid_windows(&g) <= WINDOWS_MAX)
+			return g;
+	}
 }
 
 /* The window of grid g that block b is in. */
@@ -652,9 +659,9 @@ visit_segment(struct bloom_sweep *w, const struct segment *s,
     unsigned char *res)
 {
 	struct bits_extent x = bits_extent(s);
-	uint64_t wblocks = w->plan.window / BLOCK_BYTES, nwin, n, next;
-	uint64_t behind[BEHIND], ticket = 0;
-	struct grid g;
+	struct grid g = grid_of(&x, w->plan.window / BLOCK_BYTES,
+	    bits_unit_blocks(s));
+	uint64_t behind[BEHIND], ticket = 0, nwin, n, next;
 	struct iothread io;
 	struct io_range all, r;
 	size_t count = 0, nbehind = 0;
@@ -665,15 +672,6 @@ visit_segment(struct bloom_sweep *w, const struct segment *s,
 		return 0;
 	if (known_new)
 		add = VISIT_ADD;
-	/* A window begins where a key's bits may begin. */
-	while (wblocks % bits_unit_blocks(s) != 0)
-		wblocks *= 2;
-	for (;;) {
-		g = grid_of(&x, wblocks, bits_unit_blocks(s));
-		if (grid_windows(&g) <= WINDOWS_MAX)
-			break;
-		wblocks *= 2;
-	}
 	nwin = sort_by_window(w, s, &g, hashes, idx, m);
 	/* A few keys, as when input trickles in, fault in the few pages
 	 * they need rather than read whole windows. */
@@ -709,7 +707,7 @@ visit_segment(struct bloom_sweep *w, const struct segment *s,
 	/* A segment of more than WINDOWS_MAX windows of the buffers' size
 	 * is read through the mapping, in order. */
 	buffered = w->window[0] != NULL && w->window[1] != NULL &&
-	    wblocks * BLOCK_BYTES <= w->plan.window;
+	    g.wblocks * BLOCK_BYTES <= w->plan.window;
 	madvise(all.addr, all.len, buffered ? MADV_RANDOM : MADV_SEQUENTIAL);
 #ifdef MADV_NOHUGEPAGE
 	madvise(all.addr, all.len, MADV_NOHUGEPAGE);
