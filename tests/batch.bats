@@ -747,6 +747,23 @@ huge_kib() {
 	awk '/^AnonHugePages:/ { print $2 }' "/proc/$1/smaps_rollup"
 }
 
+# advised_kib PID: the KiB resident in PID's mappings advised for huge
+# pages (madvise MADV_HUGEPAGE: "hg" among their VmFlags).
+advised_kib() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ / { rss = 0 }
+	    /^Rss:/ { rss = $2 }
+	    /^VmFlags:.* hg( |$)/ { kib += rss }
+	    END { print kib + 0 }' "/proc/$1/smaps"
+}
+
+# thp_refused: how many times the kernel has given small pages to a fault
+# that asked for a huge one (the whole machine's count, /proc/vmstat):
+# memory too fragmented, or a memory cgroup at its limit.
+thp_refused() {
+	awk '$1 ~ /^thp_fault_fallback/ { n += $2 } END { print n + 0 }' \
+	    /proc/vmstat
+}
+
 # has_lines FILE N: FILE has N lines or more.
 has_lines() {
 	[ "$(wc -l <"$1")" -ge "$2" ]
@@ -757,28 +774,55 @@ has_lines() {
 	[ -r "$thp" ] || skip "$thp is missing: this kernel has no transparent huge pages"
 	grep -q '\[never\]' "$thp" && skip "transparent huge pages are off here ($thp: $(cat "$thp"))"
 	[ -r /proc/self/smaps_rollup ] || skip "/proc/PID/smaps_rollup is missing: Linux 4.14 or later tells a process's huge pages"
+	if grep -q '^THP_enabled:[[:space:]]*0' /proc/self/status; then
+		skip "transparent huge pages are off for this process and its children (prctl PR_SET_THP_DISABLE, /proc/self/status THP_enabled: 0)"
+	fi
+	attempt=
 	bloom create --seed 40 -s 256M f.bf
 	# Out of core in 384M: batches of millions of lines, their keys,
-	# hashes and ends in arrays of tens of MiB.
-	for n in 12 1000000; do
+	# hashes and ends in arrays of tens of MiB.  The big batch runs
+	# twice if the kernel refused it huge pages the first time, after
+	# (as root) a compaction of the machine's memory.
+	for n in 12 1000000 1000000; do
 		rm -f in.fifo out
 		mkfifo in.fifo
+		refused=$(thp_refused)
 		bloom add --new --memory 384M f.bf <in.fifo >out &
 		pid=$!
 		exec 7>in.fifo
-		keys "$n" "k$n-" >&7
+		keys "$n" "k$n-$attempt-" >&7
 		# The input pauses, open: the batch is answered and its
 		# arrays stay as they are while bloom waits for more.
 		within 30 has_lines out "$n"
 		kib=$(huge_kib "$pid")
+		advised=$(advised_kib "$pid")
 		exec 7>&-
 		wait "$pid"
-		echo "$n lines: $kib KiB in huge pages"
-		cmp out <(keys "$n" "k$n-")
-		if [ "$n" -gt 12 ]; then
-			[ "$kib" -ge 2048 ]
-		elif grep -q '\[madvise\]' "$thp"; then
-			[ "$kib" -eq 0 ]
+		refused=$(($(thp_refused) - refused))
+		echo "$n lines: $kib KiB in huge pages; $advised KiB resident where advised; the kernel refused $refused huge pages meanwhile"
+		cmp out <(keys "$n" "k$n-$attempt-")
+		if [ "$n" -eq 12 ]; then
+			# A trickle never touches the arrays past their
+			# first MiBs, the only part advised.
+			[ "$advised" -eq 0 ]
+			if grep -q '\[madvise\]' "$thp"; then
+				[ "$kib" -eq 0 ]
+			fi
+			continue
+		fi
+		# A big batch reaches past its arrays' first MiBs.
+		[ "$advised" -ge 2048 ]
+		[ "$kib" -ge 2048 ] && break
+		# The kernel gives small pages where it has no huge one
+		# (fragmented memory, a memory cgroup at its limit), and
+		# counts each such fault: without one, bloom asked for none.
+		[ "$refused" -gt 0 ]
+		if [ "$attempt" ]; then
+			skip "the kernel refused huge pages twice ($refused faults fell back to small pages: /proc/vmstat thp_fault_fallback*), though bloom advised them and used $advised KiB of them"
+		fi
+		attempt=2
+		if [ -w /proc/sys/vm/compact_memory ]; then
+			echo 1 >/proc/sys/vm/compact_memory
 		fi
 	done
 }
