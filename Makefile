@@ -129,6 +129,11 @@ bench/randread: bench/randread.c
 bench/mapstore: bench/mapstore.c
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -o $@ bench/mapstore.c
 
+# The machine's cost of memory never used before, which bench/big-filters
+# quotes next to a sorted batch's arrays.
+bench/firsttouch: bench/firsttouch.c
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -o $@ bench/firsttouch.c
+
 # Window layouts against a fixed filter: sizing, rates and kernel times
 # (bench/README.md, "layouts").
 LAYOUTS_SRC = bench/layouts.c bench/layouts-kernels.c bench/layouts-math.c
@@ -254,7 +259,7 @@ clean:
 	rm -f bloom $(OBJ) tests/sanitize.o $(TESTBIN) tests/fuzz/header \
 		tests/fuzz/lines tests/fuzz/options bench/gen-urls bench/floor \
 		bench/layouts bench/faults-probe bench/randread \
-		bench/mapstore $(DIST).tar $(DIST).tar.gz \
+		bench/mapstore bench/firsttouch $(DIST).tar $(DIST).tar.gz \
 		$(DIST).tar.gz.sha256
 	rm -rf $(FUZZ_CORPUS) $(FUZZ_CORPUS)-lines $(FUZZ_CORPUS)-options
 
