@@ -117,21 +117,21 @@ bench/floor: bench/floor.c hash.o hash.h
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -I. -o $@ bench/floor.c hash.o
 
 # The first write to each page of a just-created filter (bench/faults).
-bench/faults-probe: bench/faults-probe.c
+bench/faults-probe: bench/faults-probe.c bench/helper.h
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -o $@ bench/faults-probe.c
 
 # The machine's rate of random reads, which bench/big-filters quotes.
-bench/randread: bench/randread.c
+bench/randread: bench/randread.c bench/helper.h
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -o $@ bench/randread.c
 
 # The machine's cost of dirtying a shared mapping, which bench/big-memory
 # and bench/big-filters quote.
-bench/mapstore: bench/mapstore.c
+bench/mapstore: bench/mapstore.c bench/helper.h
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -o $@ bench/mapstore.c
 
 # The machine's cost of memory never used before, which bench/big-filters
 # quotes next to a sorted batch's arrays.
-bench/firsttouch: bench/firsttouch.c
+bench/firsttouch: bench/firsttouch.c bench/helper.h
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -o $@ bench/firsttouch.c
 
 # Window layouts against a fixed filter: sizing, rates and kernel times

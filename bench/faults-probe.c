@@ -26,22 +26,14 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
+
+#include "bench/helper.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE	23	/* Linux 5.14 */
 #endif
 
 #define PAGE	4096
-
-static double
-now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 /* Writes one byte of every page of p past the first, and puts it back. */
 static void
@@ -90,7 +82,7 @@ main(int argc, char **argv)
 	}
 	if (strcmp(mode, "again") == 0)
 		touch(p, len);
-	t0 = now();
+	t0 = bench_seconds();
 	if (strcmp(mode, "populate") == 0 &&
 	    madvise(p, len, MADV_POPULATE_WRITE) == -1) {
 		fprintf(stderr, "bench/faults-probe: MADV_POPULATE_WRITE: "
@@ -103,9 +95,9 @@ main(int argc, char **argv)
 		    strerror(errno));
 		return 2;
 	}
-	t1 = now();
+	t1 = bench_seconds();
 	touch(p, len);
-	t2 = now();
+	t2 = bench_seconds();
 	printf("%.6f %.6f\n", t1 - t0, t2 - t1);
 	return 0;
 }

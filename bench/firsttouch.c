@@ -18,48 +18,21 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "bench/helper.h"
 
 #define PAGE	4096
-
-static int
-parse_size(const char *s, uint64_t *v)
-{
-	char *end;
-	unsigned long long n = strtoull(s, &end, 10);
-
-	switch (*end) {
-	case 'G': n <<= 10;	/* FALLTHROUGH */
-	case 'M': n <<= 10;	/* FALLTHROUGH */
-	case 'K': n <<= 10; end++; break;
-	case '\0': break;
-	default: return -1;
-	}
-	if (*end != '\0' || n < PAGE || n > SIZE_MAX / 2)
-		return -1;
-	*v = n;
-	return 0;
-}
-
-static double
-seconds(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 /* Writes one byte of each page of a, of size bytes; returns the seconds. */
 static double
 touch(volatile unsigned char *a, uint64_t size, unsigned char v)
 {
-	double t0 = seconds();
+	double t0 = bench_seconds();
 	uint64_t i;
 
 	for (i = 0; i < size; i += PAGE)
 		a[i] = v;
-	return seconds() - t0;
+	return bench_seconds() - t0;
 }
 
 int
@@ -69,7 +42,7 @@ main(int argc, char **argv)
 	unsigned char *a;
 	double first, again, pages;
 
-	if (argc != 2 || parse_size(argv[1], &size) == -1) {
+	if (argc != 2 || bench_size(argv[1], &size) == -1) {
 		fprintf(stderr, "usage: bench/firsttouch SIZE\n");
 		return 2;
 	}

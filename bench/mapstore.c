@@ -26,8 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "bench/helper.h"
 
 static uint64_t
 splitmix64(uint64_t *s)
@@ -40,39 +41,11 @@ splitmix64(uint64_t *s)
 }
 
 static int
-parse_size(const char *s, uint64_t *v)
-{
-	char *end;
-	unsigned long long n = strtoull(s, &end, 10);
-
-	switch (*end) {
-	case 'G': n <<= 10;	/* FALLTHROUGH */
-	case 'M': n <<= 10;	/* FALLTHROUGH */
-	case 'K': n <<= 10; end++; break;
-	case '\0': break;
-	default: return -1;
-	}
-	if (*end != '\0' || n < 4096)
-		return -1;
-	*v = n;
-	return 0;
-}
-
-static int
 by_value(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
-}
-
-static double
-now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
 /* Draws n word positions in size bytes, in file order. */
@@ -92,7 +65,7 @@ static double
 pass(int fd, uint64_t size, const uint64_t *pos, uint64_t n)
 {
 	uint64_t *map, i;
-	double t0 = now();
+	double t0 = bench_seconds();
 
 	map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED)
@@ -101,7 +74,7 @@ pass(int fd, uint64_t size, const uint64_t *pos, uint64_t n)
 		__atomic_fetch_or(&map[pos[i]], (uint64_t)1 << (i & 63),
 		    __ATOMIC_RELAXED);
 	munmap(map, size);
-	return now() - t0;
+	return bench_seconds() - t0;
 }
 
 int
@@ -112,7 +85,7 @@ main(int argc, char **argv)
 	void *map;
 	int fd, e;
 
-	if (argc < 3 || argc > 4 || parse_size(argv[2], &size) == -1 ||
+	if (argc < 3 || argc > 4 || bench_size(argv[2], &size) == -1 ||
 	    (argc == 4 && (stores = strtoull(argv[3], NULL, 10)) == 0)) {
 		fprintf(stderr, "usage: bench/mapstore FILE SIZE [STORES]\n");
 		return 2;

@@ -16,6 +16,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/helper.h"
+
 #define LINE	64
 #define AHEAD	16
 
@@ -29,25 +31,6 @@ splitmix64(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-static int
-parse_size(const char *s, uint64_t *v)
-{
-	char *end;
-	unsigned long long n = strtoull(s, &end, 10);
-
-	switch (*end) {
-	case 'G': n <<= 10;	/* FALLTHROUGH */
-	case 'M': n <<= 10;	/* FALLTHROUGH */
-	case 'K': n <<= 10; end++; break;
-	case '\0': break;
-	default: return -1;
-	}
-	if (*end != '\0' || n < 4096)
-		return -1;
-	*v = n;
-	return 0;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -56,7 +39,7 @@ main(int argc, char **argv)
 	struct timespec t0, t1;
 	unsigned j;
 
-	if (argc < 2 || argc > 3 || parse_size(argv[1], &size) == -1 ||
+	if (argc < 2 || argc > 3 || bench_size(argv[1], &size) == -1 ||
 	    (argc == 3 && (reads = strtoull(argv[2], NULL, 10)) == 0)) {
 		fprintf(stderr, "usage: bench/randread SIZE [READS]\n");
 		return 2;
