@@ -784,15 +784,20 @@ has_lines() {
 	# twice if the kernel refused it huge pages the first time, after
 	# (as root) a compaction of the machine's memory.
 	for n in 12 1000000 1000000; do
-		rm -f in.fifo out
+		rm -f in in.fifo out
+		# The lines in a regular file, which never makes bloom wait,
+		# so that they go in one batch however slow the machine:
+		# from a pipe, a writer that falls behind has bloom answer
+		# what it holds each time it waits, in small batches.
+		keys "$n" "k$n-$attempt-" >in
 		mkfifo in.fifo
 		refused=$(thp_refused)
-		bloom add --new --memory 384M f.bf <in.fifo >out &
+		bloom add --new --memory 384M f.bf in - <in.fifo >out &
 		pid=$!
 		exec 7>in.fifo
-		keys "$n" "k$n-$attempt-" >&7
-		# The input pauses, open: the batch is answered and its
-		# arrays stay as they are while bloom waits for more.
+		# Then standard input, open and empty: the file's batch is
+		# answered and its arrays stay as they are while bloom
+		# waits for more.
 		within 30 has_lines out "$n"
 		kib=$(huge_kib "$pid")
 		advised=$(advised_kib "$pid")
