@@ -17,7 +17,6 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "bench/helper.h"
 
